@@ -1,0 +1,57 @@
+// From a store (value expression over realized storages, written through a view) to a
+// loop nest with affine indices, and to C source.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/memory.h"
+#include "core/node.h"
+
+namespace loom {
+
+// An index: c + sum of coef[v] * var v.
+struct Affine {
+  int64_t c = 0;
+  std::vector<int64_t> coef;
+};
+
+// One computed value of the kernel, in SSA form. Sources are indices into LKernel::nodes.
+struct LNode {
+  Op op;
+  DType dtype;
+  std::vector<int> src;
+  Arg arg;              // the Node's argument (Const scalar, Reduce kind, Rand seed)
+  int param = -1;       // Load: which buffer
+  Affine index;         // Load: element index; Iota: the coordinate; Rand: linear index
+  std::vector<int> vars;  // Reduce/Scan: the loop variables it runs over
+};
+
+struct LKernel {
+  std::vector<int64_t> var_size;
+  std::vector<bool> is_output_var;  // output loop vs reduce/scan loop
+  std::vector<LNode> nodes;
+  int root = -1;
+  Affine out_index;
+  DType out_dtype;
+  int scan_var = -1;  // the sequential output var of a scan kernel
+  std::vector<std::shared_ptr<Memory>> params;  // params[0] is the output
+  std::vector<DType> param_dtype;
+};
+
+// Pass 1: the loop nest of `value` stored through `out` into `out_mem`.
+LKernel lower_store(const View& out, DType dtype, const NodeRef& value,
+                    const std::shared_ptr<Memory>& out_mem);
+// Pass 2: merge adjacent loops that every index walks as one, drop size-1 loops.
+void collapse_loops(LKernel& k);
+// Pass 3: C source defining `void kernel(char**, int64_t start, int64_t end)` whose
+// range is the outermost output loop.
+std::string render_c(const LKernel& k);
+std::string lkernel_str(const LKernel& k);
+
+// Lowers, renders, compiles (cached) and runs the store kernel.
+void run_store_kernel(const View& out, DType dtype, const NodeRef& value,
+                      const std::shared_ptr<Memory>& out_mem);
+
+}  // namespace loom

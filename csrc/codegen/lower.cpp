@@ -1,0 +1,235 @@
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <sstream>
+#include <stdexcept>
+
+#include "codegen/kernel.h"
+
+namespace loom {
+
+namespace {
+
+void add_term(Affine& a, int var, int64_t coef) {
+  if (coef == 0) return;
+  if (int(a.coef.size()) <= var) a.coef.resize(var + 1, 0);
+  a.coef[var] += coef;
+}
+
+void add_scaled(Affine& a, const Affine& b, int64_t m) {
+  a.c += b.c * m;
+  for (size_t v = 0; v < b.coef.size(); ++v) add_term(a, int(v), b.coef[v] * m);
+}
+
+Affine var_affine(int var) {
+  Affine a;
+  add_term(a, var, 1);
+  return a;
+}
+
+std::string env_key(const std::vector<Affine>& env) {
+  std::ostringstream os;
+  for (const auto& a : env) {
+    os << a.c;
+    for (size_t v = 0; v < a.coef.size(); ++v)
+      if (a.coef[v]) os << "," << v << ":" << a.coef[v];
+    os << ";";
+  }
+  return os.str();
+}
+
+struct Lowerer {
+  LKernel k;
+  std::map<std::pair<const Node*, std::string>, int> memo;
+
+  int new_var(int64_t size, bool output) {
+    k.var_size.push_back(size);
+    k.is_output_var.push_back(output);
+    return int(k.var_size.size()) - 1;
+  }
+
+  int add(LNode n) {
+    k.nodes.push_back(std::move(n));
+    return int(k.nodes.size()) - 1;
+  }
+
+  int param_for(const std::shared_ptr<Memory>& mem, DType dtype) {
+    for (size_t p = 0; p < k.params.size(); ++p)
+      if (k.params[p] == mem && k.param_dtype[p] == dtype) return int(p);
+    k.params.push_back(mem);
+    k.param_dtype.push_back(dtype);
+    return int(k.params.size()) - 1;
+  }
+
+  int lower(const NodeRef& n, const std::vector<Affine>& env) {
+    auto key = std::make_pair(n.get(), env_key(env));
+    auto it = memo.find(key);
+    if (it != memo.end()) return it->second;
+    LNode ln{n->op, n->dtype, {}, n->arg};
+    switch (n->op) {
+      case Op::Load: {
+        const NodeRef& flat = n->src[0];
+        if (!flat->realized) throw std::logic_error("loom: kernel load of unrealized storage");
+        const View& v = n->view();
+        ln.param = param_for(flat->realized, n->dtype);
+        ln.index.c = v.offset;
+        for (size_t d = 0; d < env.size(); ++d) add_scaled(ln.index, env[d], v.strides[d]);
+        break;
+      }
+      case Op::Const:
+        break;
+      case Op::Iota:
+        ln.index = env[n->int_arg()];
+        break;
+      case Op::RandUniform:
+      case Op::RandNormal: {
+        Shape st = contiguous_strides(n->shape);
+        for (size_t d = 0; d < env.size(); ++d) add_scaled(ln.index, env[d], st[d]);
+        break;
+      }
+      case Op::Reindex: {
+        const IndexMap& m = std::get<IndexMap>(n->arg);
+        std::vector<Affine> inner(m.offs.size());
+        for (size_t d = 0; d < m.offs.size(); ++d) inner[d].c = m.offs[d];
+        for (size_t j = 0; j < env.size(); ++j)
+          if (m.dim_of[j] >= 0) add_scaled(inner[m.dim_of[j]], env[j], m.mult[j]);
+        int r = lower(n->src[0], inner);
+        memo[key] = r;
+        return r;
+      }
+      case Op::Reduce: {
+        std::vector<Affine> inner = env;
+        const Shape& in = n->src[0]->shape;
+        for (int ax : n->reduce_arg().axes) {
+          int var = new_var(in[ax], false);
+          ln.vars.push_back(var);
+          inner[ax] = var_affine(var);
+        }
+        ln.src.push_back(lower(n->src[0], inner));
+        break;
+      }
+      case Op::Scan:
+        throw std::logic_error("loom: a scan must be the whole kernel");
+      default:
+        if (op_kind(n->op) == OpKind::Flat || n->op == Op::Param)
+          throw std::logic_error(std::string("loom: cannot lower ") + op_name(n->op));
+        for (const auto& s : n->src) ln.src.push_back(lower(s, env));
+    }
+    int r = add(std::move(ln));
+    memo[key] = r;
+    return r;
+  }
+};
+
+}  // namespace
+
+LKernel lower_store(const View& out, DType dtype, const NodeRef& value,
+                    const std::shared_ptr<Memory>& out_mem) {
+  Lowerer L;
+  L.k.out_dtype = dtype;
+  L.param_for(out_mem, dtype);
+  // Output loops go outermost-stride first, so the inner loop writes contiguously.
+  std::vector<int> order(out.sizes.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return out.strides[a] > out.strides[b]; });
+  int scan_axis = value->op == Op::Scan ? value->reduce_arg().axes[0] : -1;
+  std::vector<Affine> env(out.sizes.size());
+  for (int d : order) {
+    if (d == scan_axis) continue;
+    env[d] = var_affine(L.new_var(out.sizes[d], true));
+  }
+  if (scan_axis >= 0) {
+    L.k.scan_var = L.new_var(out.sizes[scan_axis], true);
+    env[scan_axis] = var_affine(L.k.scan_var);
+  }
+  L.k.out_index.c = out.offset;
+  for (size_t d = 0; d < env.size(); ++d) add_scaled(L.k.out_index, env[d], out.strides[d]);
+  if (scan_axis >= 0) {
+    LNode ln{Op::Scan, value->dtype, {L.lower(value->src[0], env)}, value->arg};
+    ln.vars = {L.k.scan_var};
+    L.k.root = L.add(std::move(ln));
+  } else {
+    L.k.root = L.lower(value, env);
+  }
+  return std::move(L.k);
+}
+
+void collapse_loops(LKernel& k) {
+  int nv = int(k.var_size.size());
+  std::vector<Affine*> idx{&k.out_index};
+  for (auto& n : k.nodes)
+    if (n.op == Op::Load || n.op == Op::Iota || n.op == Op::RandUniform ||
+        n.op == Op::RandNormal)
+      idx.push_back(&n.index);
+  for (auto* a : idx) a->coef.resize(nv, 0);
+  // Groups of loops that may merge: the output loops (bar a scan's), each reduce's.
+  std::vector<std::vector<int>> groups(1);
+  for (int v = 0; v < nv; ++v)
+    if (k.is_output_var[v] && v != k.scan_var) groups[0].push_back(v);
+  for (auto& n : k.nodes)
+    if (n.op == Op::Reduce) groups.push_back(n.vars);
+  for (auto& g : groups) {
+    std::vector<int> live;
+    for (int v : g)
+      if (k.var_size[v] != 1) live.push_back(v);
+    if (live.empty()) continue;
+    int inner = live.back();
+    for (int p = int(live.size()) - 2; p >= 0; --p) {
+      int outer = live[p];
+      bool ok = std::all_of(idx.begin(), idx.end(), [&](Affine* a) {
+        return a->coef[outer] == a->coef[inner] * k.var_size[inner];
+      });
+      if (!ok) {
+        inner = outer;
+        continue;
+      }
+      for (auto* a : idx) a->coef[outer] = 0;
+      k.var_size[inner] *= k.var_size[outer];
+      k.var_size[outer] = 1;
+    }
+  }
+  // Drop loops of size 1 (their variable is always 0).
+  std::vector<int> remap(nv, -1);
+  int m = 0;
+  for (int v = 0; v < nv; ++v)
+    if (k.var_size[v] != 1 || v == k.scan_var) remap[v] = m++;
+  auto squeeze = [&](auto& vec) {
+    using T = typename std::decay_t<decltype(vec)>::value_type;
+    std::vector<T> out;
+    for (int v = 0; v < nv; ++v)
+      if (remap[v] >= 0) out.push_back(vec[v]);
+    vec = std::move(out);
+  };
+  for (auto* a : idx) squeeze(a->coef);
+  for (auto& n : k.nodes) {
+    std::vector<int> vars;
+    for (int v : n.vars)
+      if (remap[v] >= 0) vars.push_back(remap[v]);
+    n.vars = std::move(vars);
+  }
+  squeeze(k.var_size);
+  std::vector<bool> out_flags;
+  for (int v = 0; v < nv; ++v)
+    if (remap[v] >= 0) out_flags.push_back(k.is_output_var[v]);
+  k.is_output_var = std::move(out_flags);
+  if (k.scan_var >= 0) k.scan_var = remap[k.scan_var];
+}
+
+std::string lkernel_str(const LKernel& k) {
+  std::ostringstream os;
+  os << "loops:";
+  for (size_t v = 0; v < k.var_size.size(); ++v)
+    os << " " << (k.is_output_var[v] ? "x" : "r") << v << "<" << k.var_size[v];
+  os << "\n";
+  for (size_t i = 0; i < k.nodes.size(); ++i) {
+    const LNode& n = k.nodes[i];
+    os << "  v" << i << " = " << op_name(n.op) << " " << dtype_name(n.dtype);
+    for (int s : n.src) os << " v" << s;
+    if (n.param >= 0) os << " p" << n.param;
+    os << "\n";
+  }
+  return os.str();
+}
+
+}  // namespace loom

@@ -1,0 +1,248 @@
+#include "codegen/ops_c.h"
+
+#include <stdexcept>
+
+namespace loom {
+
+const char* c_prelude() {
+  return R"(#include <stdint.h>
+#include <math.h>
+typedef _Float16 loom_half;
+static inline float loom_bf2f(uint16_t b) { union { uint32_t u; float f; } x; x.u = (uint32_t)b << 16; return x.f; }
+static inline uint16_t loom_f2bf(float f) {
+  union { uint32_t u; float f; } x; x.f = f;
+  if (f != f) return 0x7fc0;
+  return (uint16_t)((x.u + 0x7fffu + ((x.u >> 16) & 1u)) >> 16);
+}
+static inline float loom_rh(float f) { return (float)(loom_half)f; }
+static inline float loom_rb(float f) { return loom_bf2f(loom_f2bf(f)); }
+#define LOOM_INTDIV(T) \
+  static inline T loom_tdiv_##T(T a, T b) { if (b == 0) return 0; if (b == -1) return (T)(0 - (uint64_t)a); return a / b; } \
+  static inline T loom_fdiv_##T(T a, T b) { if (b == 0) return 0; if (b == -1) return (T)(0 - (uint64_t)a); \
+    T q = a / b; if ((a % b != 0) && ((a < 0) != (b < 0))) q--; return q; } \
+  static inline T loom_fmod_##T(T a, T b) { if (b == 0 || b == -1) return 0; return a % b; } \
+  static inline T loom_rem_##T(T a, T b) { if (b == 0 || b == -1) return 0; T r = a % b; \
+    if (r != 0 && ((r < 0) != (b < 0))) r += b; return r; } \
+  static inline T loom_ipow_##T(T a, T b) { if (b < 0) { if (a == 1) return 1; if (a == -1) return (b & 1) ? -1 : 1; return 0; } \
+    T r = 1; while (b) { if (b & 1) r = (T)(r * a); b >>= 1; a = (T)(a * a); } return r; }
+LOOM_INTDIV(int8_t) LOOM_INTDIV(int16_t) LOOM_INTDIV(int32_t) LOOM_INTDIV(int64_t)
+static inline uint8_t loom_tdiv_uint8_t(uint8_t a, uint8_t b) { return b ? a / b : 0; }
+static inline uint8_t loom_fdiv_uint8_t(uint8_t a, uint8_t b) { return b ? a / b : 0; }
+static inline uint8_t loom_fmod_uint8_t(uint8_t a, uint8_t b) { return b ? a % b : 0; }
+static inline uint8_t loom_rem_uint8_t(uint8_t a, uint8_t b) { return b ? a % b : 0; }
+static inline uint8_t loom_ipow_uint8_t(uint8_t a, uint8_t b) { uint8_t r = 1; while (b) { if (b & 1) r *= a; b >>= 1; a *= a; } return r; }
+static inline double loom_fdiv_f64(double a, double b) {
+  if (b == 0) return a / b;
+  double m = fmod(a, b), d = (a - m) / b;
+  if (m != 0 && ((b < 0) != (m < 0))) d -= 1;
+  if (d == 0) return copysign(0.0, a / b);
+  double f = floor(d);
+  if (d - f > 0.5) f += 1;
+  return f;
+}
+static inline float loom_fdiv_f32(float a, float b) {
+  if (b == 0) return a / b;
+  float m = fmodf(a, b), d = (a - m) / b;
+  if (m != 0 && ((b < 0) != (m < 0))) d -= 1;
+  if (d == 0) return copysignf(0.0f, a / b);
+  float f = floorf(d);
+  if (d - f > 0.5f) f += 1;
+  return f;
+}
+static inline double loom_rem_f64(double a, double b) { double m = fmod(a, b); if (m != 0 && ((b < 0) != (m < 0))) m += b; return m; }
+static inline float loom_rem_f32(float a, float b) { float m = fmodf(a, b); if (m != 0 && ((b < 0) != (m < 0))) m += b; return m; }
+static inline uint64_t loom_mix(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL; z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL; return z ^ (z >> 31);
+}
+static inline uint64_t loom_rand64(uint64_t seed, uint64_t i) { return loom_mix(loom_mix(seed + 0x9e3779b97f4a7c15ULL) ^ (i * 0xd1b54a32d192ed03ULL)); }
+static inline double loom_uniform(uint64_t seed, uint64_t i) { return (double)(loom_rand64(seed, i) >> 11) * 0x1.0p-53; }
+static inline float loom_uniformf(uint64_t seed, uint64_t i) { return (float)(loom_rand64(seed, i) >> 40) * 0x1.0p-24f; }
+static inline double loom_normal(uint64_t seed, uint64_t i) {
+  double u1 = 1.0 - loom_uniform(seed, 2 * i), u2 = loom_uniform(seed, 2 * i + 1);
+  return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+)";
+}
+
+namespace {
+
+bool single(DType t) { return t != DType::Float64; }
+
+// libm function name for the compute type of a float dtype.
+std::string fn(const char* name, DType t) { return single(t) ? std::string(name) + "f" : name; }
+
+std::string int_helper(const char* name, DType t) {
+  return std::string("loom_") + name + "_" + storage_ctype(t);
+}
+
+}  // namespace
+
+std::string c_storage_type(DType t) { return t == DType::Float16 ? "loom_half" : storage_ctype(t); }
+
+std::string c_load(DType t, const std::string& lv) {
+  if (t == DType::Float16) return "(float)" + lv;
+  if (t == DType::BFloat16) return "loom_bf2f(" + lv + ")";
+  return lv;
+}
+
+std::string c_store(DType t, const std::string& v) {
+  if (t == DType::Float16) return "(loom_half)(" + v + ")";
+  if (t == DType::BFloat16) return "loom_f2bf(" + v + ")";
+  if (t == DType::Bool) return "(uint8_t)((" + v + ") != 0)";
+  return "(" + std::string(storage_ctype(t)) + ")(" + v + ")";
+}
+
+std::string c_cast(DType from, DType to, const std::string& a) {
+  if (from == to) return a;
+  if (to == DType::Bool) return "(uint8_t)((" + a + ") != 0)";
+  if (to == DType::Float16) return "loom_rh((float)(" + a + "))";
+  if (to == DType::BFloat16) return "loom_rb((float)(" + a + "))";
+  return "(" + std::string(compute_ctype(to)) + ")(" + a + ")";
+}
+
+std::string c_op(Op op, DType in, DType out, const std::vector<std::string>& a) {
+  const bool flt = is_floating(in);
+  const std::string T = compute_ctype(in);
+  auto x = [&](int i) { return "(" + a[i] + ")"; };
+  std::string e;
+  switch (op) {
+    case Op::Neg: e = "-" + x(0); break;
+    case Op::Abs: e = flt ? fn("fabs", in) + x(0) : "(" + x(0) + " < 0 ? -" + x(0) + " : " + x(0) + ")"; break;
+    case Op::Exp: e = fn("exp", in) + x(0); break;
+    case Op::Exp2: e = fn("exp2", in) + x(0); break;
+    case Op::Expm1: e = fn("expm1", in) + x(0); break;
+    case Op::Log: e = fn("log", in) + x(0); break;
+    case Op::Log2: e = fn("log2", in) + x(0); break;
+    case Op::Log10: e = fn("log10", in) + x(0); break;
+    case Op::Log1p: e = fn("log1p", in) + x(0); break;
+    case Op::Sqrt: e = fn("sqrt", in) + x(0); break;
+    case Op::Rsqrt: e = "(1 / " + fn("sqrt", in) + x(0) + ")"; break;
+    case Op::Sin: e = fn("sin", in) + x(0); break;
+    case Op::Cos: e = fn("cos", in) + x(0); break;
+    case Op::Tan: e = fn("tan", in) + x(0); break;
+    case Op::Asin: e = fn("asin", in) + x(0); break;
+    case Op::Acos: e = fn("acos", in) + x(0); break;
+    case Op::Atan: e = fn("atan", in) + x(0); break;
+    case Op::Sinh: e = fn("sinh", in) + x(0); break;
+    case Op::Cosh: e = fn("cosh", in) + x(0); break;
+    case Op::Tanh: e = fn("tanh", in) + x(0); break;
+    case Op::Erf: e = fn("erf", in) + x(0); break;
+    case Op::Sigmoid: e = "(1 / (1 + " + fn("exp", in) + "(-" + x(0) + ")))"; break;
+    case Op::Relu: e = "((" + x(0) + " > 0 || " + x(0) + " != " + x(0) + ") ? " + x(0) + " : 0)"; break;
+    case Op::Floor: e = flt ? fn("floor", in) + x(0) : x(0); break;
+    case Op::Ceil: e = flt ? fn("ceil", in) + x(0) : x(0); break;
+    case Op::Round: e = flt ? fn("nearbyint", in) + x(0) : x(0); break;
+    case Op::Trunc: e = flt ? fn("trunc", in) + x(0) : x(0); break;
+    case Op::Frac: e = "(" + x(0) + " - " + fn("trunc", in) + x(0) + ")"; break;
+    case Op::Sign:
+      e = in == DType::Bool ? x(0) : "(" + T + ")((0 < " + x(0) + ") - (" + x(0) + " < 0))";
+      break;
+    case Op::Reciprocal: e = "(1 / " + x(0) + ")"; break;
+    case Op::IsNan: e = "(" + x(0) + " != " + x(0) + ")"; break;
+    case Op::IsInf: e = flt ? "(isinf" + x(0) + " != 0)" : "0"; break;
+    case Op::IsFinite: e = flt ? "(isfinite" + x(0) + " != 0)" : "1"; break;
+    case Op::LogicalNot: e = "(!" + x(0) + ")"; break;
+    case Op::BitwiseNot: e = in == DType::Bool ? "(!" + x(0) + ")" : "(~" + x(0) + ")"; break;
+    case Op::Add: e = x(0) + " + " + x(1); break;
+    case Op::Sub: e = x(0) + " - " + x(1); break;
+    case Op::Mul: e = x(0) + " * " + x(1); break;
+    case Op::Div: e = x(0) + " / " + x(1); break;
+    case Op::TruncDiv:
+      e = flt ? fn("trunc", in) + "(" + x(0) + " / " + x(1) + ")"
+              : int_helper("tdiv", in) + "(" + a[0] + ", " + a[1] + ")";
+      break;
+    case Op::FloorDiv:
+      e = flt ? std::string(single(in) ? "loom_fdiv_f32(" : "loom_fdiv_f64(") + a[0] + ", " + a[1] + ")"
+              : int_helper("fdiv", in) + "(" + a[0] + ", " + a[1] + ")";
+      break;
+    case Op::Remainder:
+      e = flt ? std::string(single(in) ? "loom_rem_f32(" : "loom_rem_f64(") + a[0] + ", " + a[1] + ")"
+              : int_helper("rem", in) + "(" + a[0] + ", " + a[1] + ")";
+      break;
+    case Op::Fmod:
+      e = flt ? fn("fmod", in) + "(" + a[0] + ", " + a[1] + ")"
+              : int_helper("fmod", in) + "(" + a[0] + ", " + a[1] + ")";
+      break;
+    case Op::Pow:
+      e = flt ? fn("pow", in) + "(" + a[0] + ", " + a[1] + ")"
+              : int_helper("ipow", in) + "(" + a[0] + ", " + a[1] + ")";
+      break;
+    case Op::Atan2: e = fn("atan2", in) + "(" + a[0] + ", " + a[1] + ")"; break;
+    case Op::Maximum:
+      e = flt ? "(" + x(0) + " != " + x(0) + " ? " + x(0) + " : (" + x(1) + " != " + x(1) + " || " +
+                    x(1) + " > " + x(0) + ") ? " + x(1) + " : " + x(0) + ")"
+              : "(" + x(0) + " > " + x(1) + " ? " + x(0) + " : " + x(1) + ")";
+      break;
+    case Op::Minimum:
+      e = flt ? "(" + x(0) + " != " + x(0) + " ? " + x(0) + " : (" + x(1) + " != " + x(1) + " || " +
+                    x(1) + " < " + x(0) + ") ? " + x(1) + " : " + x(0) + ")"
+              : "(" + x(0) + " < " + x(1) + " ? " + x(0) + " : " + x(1) + ")";
+      break;
+    case Op::Eq: e = x(0) + " == " + x(1); break;
+    case Op::Ne: e = x(0) + " != " + x(1); break;
+    case Op::Lt: e = x(0) + " < " + x(1); break;
+    case Op::Le: e = x(0) + " <= " + x(1); break;
+    case Op::Gt: e = x(0) + " > " + x(1); break;
+    case Op::Ge: e = x(0) + " >= " + x(1); break;
+    case Op::LogicalAnd: e = "(" + x(0) + " != 0) && (" + x(1) + " != 0)"; break;
+    case Op::LogicalOr: e = "(" + x(0) + " != 0) || (" + x(1) + " != 0)"; break;
+    case Op::LogicalXor: e = "(" + x(0) + " != 0) != (" + x(1) + " != 0)"; break;
+    case Op::BitAnd: e = x(0) + " & " + x(1); break;
+    case Op::BitOr: e = x(0) + " | " + x(1); break;
+    case Op::BitXor: e = x(0) + " ^ " + x(1); break;
+    case Op::Shl: {
+      int bits = itemsize(in) * 8;
+      e = "((" + x(1) + " < 0 || " + x(1) + " >= " + std::to_string(bits) + ") ? 0 : (" + T +
+          ")((uint64_t)" + x(0) + " << " + x(1) + "))";
+      break;
+    }
+    case Op::Shr: {
+      int bits = itemsize(in) * 8;
+      std::string sat = is_signed(in) ? "(" + x(0) + " < 0 ? -1 : 0)" : "0";
+      e = "((" + x(1) + " < 0 || " + x(1) + " >= " + std::to_string(bits) + ") ? " + sat +
+          " : (" + x(0) + " >> " + x(1) + "))";
+      break;
+    }
+    case Op::Where: e = "(" + x(0) + " ? " + x(1) + " : " + x(2) + ")"; break;
+    default:
+      throw std::logic_error(std::string("loom: the C renderer cannot render ") + op_name(op));
+  }
+  // Results are rounded to their dtype after every op, as eager computes them.
+  if (out == DType::Float16) return "loom_rh(" + e + ")";
+  if (out == DType::BFloat16) return "loom_rb(" + e + ")";
+  if (out == DType::Bool) return "(uint8_t)((" + e + ") != 0)";
+  return "(" + std::string(compute_ctype(out)) + ")(" + e + ")";
+}
+
+std::string c_reduce_init(ReduceKind k, DType t) {
+  const bool flt = is_floating(t);
+  switch (k) {
+    case ReduceKind::Sum: case ReduceKind::Any: return "0";
+    case ReduceKind::Prod: case ReduceKind::All: return "1";
+    case ReduceKind::Max: case ReduceKind::ArgMax:
+      if (flt) return t == DType::Float64 ? "(-__builtin_inf())" : "(-__builtin_inff())";
+      return t == DType::Bool || t == DType::UInt8 ? "0" : std::string("INT") + std::to_string(itemsize(t) * 8) + "_MIN";
+    case ReduceKind::Min: case ReduceKind::ArgMin:
+      if (flt) return t == DType::Float64 ? "__builtin_inf()" : "__builtin_inff()";
+      if (t == DType::Bool) return "1";
+      if (t == DType::UInt8) return "255";
+      return std::string("INT") + std::to_string(itemsize(t) * 8) + "_MAX";
+  }
+  return "0";
+}
+
+std::string c_reduce_step(ReduceKind k, DType t, const std::string& acc, const std::string& v) {
+  switch (k) {
+    case ReduceKind::Sum: return acc + " = " + acc + " + " + v + ";";
+    case ReduceKind::Prod: return acc + " = " + acc + " * " + v + ";";
+    case ReduceKind::Max:
+      return "if (" + v + " > " + acc + " || " + v + " != " + v + ") " + acc + " = " + v + ";";
+    case ReduceKind::Min:
+      return "if (" + v + " < " + acc + " || " + v + " != " + v + ") " + acc + " = " + v + ";";
+    case ReduceKind::Any: return acc + " = " + acc + " | (" + v + " != 0);";
+    case ReduceKind::All: return acc + " = " + acc + " & (" + v + " != 0);";
+    default: throw std::logic_error("loom: arg reductions are rendered by the kernel");
+  }
+}
+
+}  // namespace loom

@@ -1,0 +1,24 @@
+// The C semantics of every elementwise op: one table used by every generated kernel.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/node.h"
+
+namespace loom {
+
+// Helpers every kernel includes (reduced-float conversion, integer division, RNG).
+const char* c_prelude();
+// Expression for `op` on arguments of compute dtype `in`, giving dtype `out`.
+std::string c_op(Op op, DType in, DType out, const std::vector<std::string>& a);
+std::string c_cast(DType from, DType to, const std::string& a);
+// Storage <-> compute conversions.
+std::string c_load(DType t, const std::string& lvalue);
+std::string c_store(DType t, const std::string& value);
+std::string c_storage_type(DType t);
+// Reductions: initial accumulator and the combine step.
+std::string c_reduce_init(ReduceKind k, DType t);
+std::string c_reduce_step(ReduceKind k, DType t, const std::string& acc, const std::string& v);
+
+}  // namespace loom

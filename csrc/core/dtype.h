@@ -1,0 +1,51 @@
+// Element types the engine computes with, and scalars of any of them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace loom {
+
+// X(name, storage C type, compute C type, itemsize)
+#define LOOM_DTYPES(X)                         \
+  X(Bool, uint8_t, uint8_t, 1)                 \
+  X(UInt8, uint8_t, uint8_t, 1)                \
+  X(Int8, int8_t, int8_t, 1)                   \
+  X(Int16, int16_t, int16_t, 2)                \
+  X(Int32, int32_t, int32_t, 4)                \
+  X(Int64, int64_t, int64_t, 8)                \
+  X(Float16, uint16_t, float, 2)               \
+  X(BFloat16, uint16_t, float, 2)              \
+  X(Float32, float, float, 4)                  \
+  X(Float64, double, double, 8)
+
+enum class DType : uint8_t {
+#define X(name, st, ct, size) name,
+  LOOM_DTYPES(X)
+#undef X
+};
+
+int itemsize(DType t);
+const char* dtype_name(DType t);
+const char* storage_ctype(DType t);  // how an element is kept in memory
+const char* compute_ctype(DType t);  // what generated code computes it in
+inline bool is_floating(DType t) { return t >= DType::Float16; }
+inline bool is_integral(DType t) { return t <= DType::Int64; }  // bool included
+inline bool is_reduced_float(DType t) { return t == DType::Float16 || t == DType::BFloat16; }
+inline bool is_signed(DType t) { return t >= DType::Int8; }
+
+// A host scalar: an exact int64 or a double, tagged.
+struct Scalar {
+  bool is_int = false;
+  int64_t i = 0;
+  double f = 0;
+  static Scalar of_int(int64_t v) { return Scalar{true, v, double(v)}; }
+  static Scalar of_float(double v) { return Scalar{false, int64_t(v), v}; }
+  double to_double() const { return is_int ? double(i) : f; }
+  bool operator==(const Scalar& o) const;
+};
+
+// C literal for `s` converted to `t`'s compute type, exactly (hex floats, INT64_MIN safe).
+std::string c_literal(const Scalar& s, DType t);
+
+}  // namespace loom

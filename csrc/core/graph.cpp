@@ -1,0 +1,174 @@
+#include "core/graph.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <stdexcept>
+
+#include "core/memory.h"
+
+namespace loom {
+
+namespace {
+
+std::atomic<int64_t> g_empty_id{0};
+
+void check(bool ok, const char* what) {
+  if (!ok) throw std::invalid_argument(std::string("loom graph: ") + what);
+}
+
+Scalar normalize(const Scalar& s, DType t) {
+  if (is_floating(t)) return Scalar::of_float(s.to_double());
+  if (t == DType::Bool) return Scalar::of_int(s.is_int ? s.i != 0 : s.f != 0);
+  return Scalar::of_int(s.is_int ? s.i : int64_t(s.f));
+}
+
+// The map of an expand from `from` to `to`, aligned at the trailing dims.
+IndexMap broadcast_map(const Shape& from, const Shape& to) {
+  check(to.size() >= from.size(), "expand to fewer dims");
+  IndexMap m;
+  m.offs.assign(from.size(), 0);
+  size_t lead = to.size() - from.size();
+  for (size_t j = 0; j < to.size(); ++j) {
+    if (j < lead) {
+      m.dim_of.push_back(-1);
+      m.mult.push_back(0);
+      continue;
+    }
+    int64_t k = int64_t(j - lead);
+    check(from[k] == to[j] || from[k] == 1, "expand of a non-singleton dim");
+    bool same = from[k] == to[j] && to[j] != 1;
+    m.dim_of.push_back(same ? int(k) : -1);
+    m.mult.push_back(same ? 1 : 0);
+  }
+  return m;
+}
+
+}  // namespace
+
+Buffer::Buffer(int64_t n) : nbytes(n) {
+  value = make_node(Op::Empty, DType::UInt8, {n}, {}, int64_t(g_empty_id++));
+}
+
+Buffer::~Buffer() = default;
+
+std::recursive_mutex& engine_mutex() {
+  static std::recursive_mutex* m = new std::recursive_mutex();
+  return *m;
+}
+
+NodeRef read(const Buffer& b, DType dtype, const View& view) {
+  return make_node(Op::Load, dtype, view.sizes, {b.value}, view);
+}
+
+void write(Buffer& b, DType dtype, const View& view, const NodeRef& value) {
+  check(value->shape == view.sizes, "write of a value whose shape differs from the view");
+  check(value->dtype == dtype, "write of a value whose dtype differs from the view");
+  b.value = make_node(Op::Store, dtype, {b.nbytes}, {b.value, value}, view);
+}
+
+void write_host(Buffer& b, const void* src, size_t nbytes) {
+  auto mem = allocate_memory(size_t(b.nbytes));
+  std::memcpy(mem->data, src, std::min(nbytes, size_t(b.nbytes)));
+  b.value = make_data(std::move(mem));
+}
+
+NodeRef constant(const Scalar& s, DType dtype, const Shape& shape) {
+  return make_node(Op::Const, dtype, shape, {}, normalize(s, dtype));
+}
+
+NodeRef iota(DType dtype, const Shape& shape, int axis) {
+  return make_node(Op::Iota, dtype, shape, {}, int64_t(axis));
+}
+
+NodeRef rand_uniform(DType dtype, const Shape& shape, uint64_t seed, uint64_t offset) {
+  return make_node(Op::RandUniform, dtype, shape, {}, RandArg{seed, offset});
+}
+
+NodeRef rand_normal(DType dtype, const Shape& shape, uint64_t seed, uint64_t offset) {
+  return make_node(Op::RandNormal, dtype, shape, {}, RandArg{seed, offset});
+}
+
+DType result_dtype(Op op, DType in) {
+  switch (op) {
+    case Op::IsNan: case Op::IsInf: case Op::IsFinite: case Op::LogicalNot:
+    case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le: case Op::Gt: case Op::Ge:
+    case Op::LogicalAnd: case Op::LogicalOr: case Op::LogicalXor:
+      return DType::Bool;
+    default:
+      return in;
+  }
+}
+
+NodeRef unary(Op op, const NodeRef& a) {
+  check(op_kind(op) == OpKind::Unary && op != Op::Cast, "unary() of a non-unary op");
+  return make_node(op, result_dtype(op, a->dtype), a->shape, {a});
+}
+
+NodeRef binary(Op op, const NodeRef& a, const NodeRef& b) {
+  check(op_kind(op) == OpKind::Binary, "binary() of a non-binary op");
+  check(a->shape == b->shape, "binary op on different shapes");
+  check(a->dtype == b->dtype, "binary op on different dtypes");
+  return make_node(op, result_dtype(op, a->dtype), a->shape, {a, b});
+}
+
+NodeRef where(const NodeRef& cond, const NodeRef& a, const NodeRef& b) {
+  check(cond->shape == a->shape && a->shape == b->shape, "where on different shapes");
+  check(cond->dtype == DType::Bool && a->dtype == b->dtype, "where dtypes");
+  return make_node(Op::Where, a->dtype, a->shape, {cond, a, b});
+}
+
+NodeRef cast(const NodeRef& a, DType dtype) {
+  if (a->dtype == dtype) return a;
+  if (a->op == Op::Const) return constant(std::get<Scalar>(a->arg), dtype, a->shape);
+  return make_node(Op::Cast, dtype, a->shape, {a});
+}
+
+NodeRef reindex(const NodeRef& a, const Shape& shape, IndexMap m) {
+  check(m.offs.size() == a->shape.size() && m.dim_of.size() == shape.size(), "reindex rank");
+  if (a->op == Op::Const) return constant(std::get<Scalar>(a->arg), a->dtype, shape);
+  if (a->op == Op::Load) {
+    const View& v = a->view();
+    View out{shape, Shape(shape.size(), 0), v.offset};
+    for (size_t k = 0; k < m.offs.size(); ++k) out.offset += m.offs[k] * v.strides[k];
+    for (size_t j = 0; j < shape.size(); ++j)
+      if (m.dim_of[j] >= 0) out.strides[j] = m.mult[j] * v.strides[m.dim_of[j]];
+    return make_node(Op::Load, a->dtype, shape, {a->src[0]}, out);
+  }
+  if (a->op == Op::Reindex) {
+    const IndexMap& in = std::get<IndexMap>(a->arg);
+    IndexMap c;
+    c.offs = in.offs;
+    for (size_t k = 0; k < in.dim_of.size(); ++k)
+      if (in.dim_of[k] >= 0) c.offs[in.dim_of[k]] += in.mult[k] * m.offs[k];
+    for (size_t j = 0; j < shape.size(); ++j) {
+      int k = m.dim_of[j];
+      bool maps = k >= 0 && in.dim_of[k] >= 0;
+      c.dim_of.push_back(maps ? in.dim_of[k] : -1);
+      c.mult.push_back(maps ? in.mult[k] * m.mult[j] : 0);
+    }
+    return make_node(Op::Reindex, a->dtype, shape, {a->src[0]}, std::move(c));
+  }
+  return make_node(Op::Reindex, a->dtype, shape, {a}, std::move(m));
+}
+
+NodeRef expand(const NodeRef& a, const Shape& shape) {
+  if (a->shape == shape) return a;
+  return reindex(a, shape, broadcast_map(a->shape, shape));
+}
+
+NodeRef reduce(ReduceKind kind, const NodeRef& a, std::vector<int> axes, DType out) {
+  Shape shape = a->shape;
+  for (int ax : axes) {
+    check(ax >= 0 && ax < int(shape.size()), "reduce axis out of range");
+    shape[ax] = 1;
+  }
+  return make_node(Op::Reduce, out, shape, {a}, ReduceArg{kind, std::move(axes)});
+}
+
+NodeRef scan(ReduceKind kind, const NodeRef& a, int axis) {
+  check(axis >= 0 && axis < int(a->shape.size()), "scan axis out of range");
+  return make_node(Op::Scan, a->dtype, a->shape, {a}, ReduceArg{kind, {axis}});
+}
+
+}  // namespace loom

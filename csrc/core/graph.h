@@ -1,0 +1,57 @@
+// Graph builders: the engine's C++ API for recording work on storages. Every function
+// here only builds nodes; nothing runs until a buffer is realized (schedule/realize.h).
+#pragma once
+
+#include <mutex>
+
+#include "core/node.h"
+
+namespace loom {
+
+// NOTE [Buffer]: a Buffer is the engine state of one storage (the DataPtr context of a
+// PrivateUse1 storage). `value` is the current value of the whole flat storage: Empty,
+// Data, or a Store chain. A read is a Load of the value at the time of the read; a write
+// replaces `value` with Store(old value, written elements, view). Every alias of the
+// storage reads the same value, so every alias sees every write.
+struct Buffer {
+  explicit Buffer(int64_t nbytes);
+  ~Buffer();
+  int64_t nbytes;
+  NodeRef value;
+};
+
+// One lock guards the graph, buffers and the runtime: Python threads may record and
+// realize concurrently, and each call holds it for its whole duration.
+std::recursive_mutex& engine_mutex();
+
+// --- reads and writes ---
+NodeRef read(const Buffer& b, DType dtype, const View& view);
+// `value` must have shape view.sizes and dtype `dtype`.
+void write(Buffer& b, DType dtype, const View& view, const NodeRef& value);
+// Host bytes as a new realized value of the whole storage.
+void write_host(Buffer& b, const void* src, size_t nbytes);
+
+// --- leaves ---
+NodeRef constant(const Scalar& s, DType dtype, const Shape& shape);
+NodeRef iota(DType dtype, const Shape& shape, int axis);  // the coordinate along `axis`
+NodeRef rand_uniform(DType dtype, const Shape& shape, uint64_t seed, uint64_t offset);
+NodeRef rand_normal(DType dtype, const Shape& shape, uint64_t seed, uint64_t offset);
+
+// --- elementwise: sources of equal shape (use expand to broadcast) ---
+NodeRef unary(Op op, const NodeRef& a);                    // result dtype of a (or Bool)
+NodeRef binary(Op op, const NodeRef& a, const NodeRef& b);  // equal dtypes required
+NodeRef where(const NodeRef& cond, const NodeRef& a, const NodeRef& b);
+NodeRef cast(const NodeRef& a, DType dtype);
+
+// --- movement of computed values ---
+NodeRef expand(const NodeRef& a, const Shape& shape);  // numpy broadcasting, rank may grow
+NodeRef reindex(const NodeRef& a, const Shape& shape, IndexMap map);
+
+// --- reductions: result keeps reduced dims with size 1 ---
+NodeRef reduce(ReduceKind kind, const NodeRef& a, std::vector<int> axes, DType out);
+NodeRef scan(ReduceKind kind, const NodeRef& a, int axis);
+
+// Result dtype of an elementwise op on inputs of dtype `in`.
+DType result_dtype(Op op, DType in);
+
+}  // namespace loom

@@ -1,0 +1,27 @@
+#include "core/metrics.h"
+
+#include <cstdlib>
+
+namespace loom {
+
+void Metrics::reset() {
+  kernels_run = kernels_compiled = cache_hits = disk_hits = realizations = 0;
+  buffers_allocated = bytes_allocated = 0;
+  std::lock_guard<std::mutex> g(mu);
+  fallbacks.clear();
+}
+
+Metrics& metrics() {
+  static Metrics* m = new Metrics();  // leaked: read by at-exit reporting
+  return *m;
+}
+
+int debug_level() {
+  static const int level = [] {
+    const char* s = std::getenv("LOOM_DEBUG");
+    return s ? std::atoi(s) : 0;
+  }();
+  return level;
+}
+
+}  // namespace loom

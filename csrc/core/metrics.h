@@ -1,0 +1,25 @@
+// Counters exposed as loom.metrics(), and LOOM_DEBUG.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+
+namespace loom {
+
+struct Metrics {
+  std::atomic<int64_t> kernels_run{0}, kernels_compiled{0}, cache_hits{0}, disk_hits{0},
+      realizations{0}, buffers_allocated{0}, bytes_allocated{0};
+  std::mutex mu;
+  std::map<std::string, int64_t> fallbacks;
+  void reset();
+};
+
+Metrics& metrics();
+// LOOM_DEBUG, read once: 1 counters at exit, 2 a line per kernel, 3 the schedule,
+// 4 kernel source, 5 the graph.
+int debug_level();
+
+}  // namespace loom

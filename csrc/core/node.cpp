@@ -1,0 +1,226 @@
+#include "core/node.h"
+
+#include <atomic>
+#include <functional>
+#include <mutex>
+#include <sstream>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "core/memory.h"
+
+namespace loom {
+
+namespace {
+
+struct OpInfo {
+  const char* name;
+  int arity;
+  OpKind kind;
+};
+
+const OpInfo kOpInfo[] = {
+#define X(name, arity, kind) {#name, arity, OpKind::kind},
+    LOOM_OPS(X)
+#undef X
+};
+
+inline void mix(size_t& h, size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); }
+
+void mix_shape(size_t& h, const Shape& s) {
+  mix(h, s.size());
+  for (int64_t v : s) mix(h, std::hash<int64_t>()(v));
+}
+
+size_t hash_arg(const Arg& a) {
+  size_t h = a.index();
+  std::visit(
+      [&](const auto& v) {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, int64_t>) {
+          mix(h, std::hash<int64_t>()(v));
+        } else if constexpr (std::is_same_v<T, Scalar>) {
+          mix(h, v.is_int);
+          mix(h, v.is_int ? std::hash<int64_t>()(v.i) : std::hash<double>()(v.f));
+        } else if constexpr (std::is_same_v<T, View>) {
+          mix_shape(h, v.sizes);
+          mix_shape(h, v.strides);
+          mix(h, v.offset);
+        } else if constexpr (std::is_same_v<T, IndexMap>) {
+          mix_shape(h, v.offs);
+          mix_shape(h, v.mult);
+          for (int d : v.dim_of) mix(h, d);
+        } else if constexpr (std::is_same_v<T, ReduceArg>) {
+          mix(h, int(v.kind));
+          for (int d : v.axes) mix(h, d);
+        } else if constexpr (std::is_same_v<T, RandArg>) {
+          mix(h, v.seed);
+          mix(h, v.offset);
+        }
+      },
+      a);
+  return h;
+}
+
+// Weak table of live interned nodes, bucketed by hash. Nodes remove themselves when they
+// die, so the table never holds expired entries.
+struct InternTable {
+  std::mutex mu;
+  std::unordered_multimap<size_t, Node*> nodes;
+  void erase(Node* n) {
+    auto range = nodes.equal_range(n->hash);
+    for (auto it = range.first; it != range.second; ++it)
+      if (it->second == n) {
+        nodes.erase(it);
+        return;
+      }
+  }
+};
+
+InternTable& table() {
+  static InternTable* t = new InternTable();  // leaked: nodes may die at exit
+  return *t;
+}
+
+std::atomic<int64_t> g_live{0};
+
+bool same(const Node& n, Op op, DType dtype, const Shape& shape,
+          const std::vector<NodeRef>& src, const Arg& arg) {
+  if (n.op != op || n.dtype != dtype || n.shape != shape || n.src.size() != src.size() ||
+      !(n.arg == arg) || n.realized)
+    return false;
+  for (size_t k = 0; k < src.size(); ++k)
+    if (n.src[k] != src[k]) return false;
+  return true;
+}
+
+}  // namespace
+
+const char* op_name(Op op) { return kOpInfo[int(op)].name; }
+OpKind op_kind(Op op) { return kOpInfo[int(op)].kind; }
+int op_arity(Op op) { return kOpInfo[int(op)].arity; }
+
+const char* reduce_name(ReduceKind k) {
+  static const char* names[] = {"sum", "prod", "max", "min", "argmax", "argmin", "any", "all"};
+  return names[int(k)];
+}
+
+Node::~Node() {
+  if (interned) {
+    std::lock_guard<std::mutex> g(table().mu);
+    table().erase(this);
+  }
+  --g_live;
+}
+
+NodeRef make_node(Op op, DType dtype, Shape shape, std::vector<NodeRef> src, Arg arg) {
+  size_t h = size_t(op) * 1315423911u + size_t(dtype);
+  mix_shape(h, shape);
+  for (const auto& s : src) mix(h, std::hash<const void*>()(s.get()));
+  mix(h, hash_arg(arg));
+  auto& t = table();
+  std::lock_guard<std::mutex> g(t.mu);
+  auto range = t.nodes.equal_range(h);
+  for (auto it = range.first; it != range.second; ++it) {
+    Node* n = it->second;
+    if (!same(*n, op, dtype, shape, src, arg)) continue;
+    // The node may be dying (count 0) while its destructor waits for the lock.
+    if (NodeRef alive = n->weak_from_this().lock()) return alive;
+  }
+  auto n = std::make_shared<Node>();
+  n->op = op;
+  n->dtype = dtype;
+  n->shape = std::move(shape);
+  n->src = std::move(src);
+  n->arg = std::move(arg);
+  n->hash = h;
+  n->interned = true;
+  ++g_live;
+  t.nodes.emplace(h, n.get());
+  return n;
+}
+
+NodeRef make_data(std::shared_ptr<Memory> mem) {
+  auto n = std::make_shared<Node>();
+  n->op = Op::Data;
+  n->dtype = DType::UInt8;
+  n->shape = {int64_t(mem->nbytes)};
+  n->realized = std::move(mem);
+  ++g_live;
+  return n;
+}
+
+void set_realized(const NodeRef& n, std::shared_ptr<Memory> mem) {
+  if (n->interned) {
+    std::lock_guard<std::mutex> g(table().mu);
+    table().erase(n.get());
+    n->interned = false;
+  }
+  n->realized = std::move(mem);
+  n->src.clear();
+}
+
+size_t live_node_count() { return size_t(g_live.load()); }
+
+std::string arg_str(const Arg& a) {
+  std::ostringstream os;
+  std::visit(
+      [&](const auto& v) {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, int64_t>) {
+          os << v;
+        } else if constexpr (std::is_same_v<T, Scalar>) {
+          if (v.is_int)
+            os << v.i;
+          else
+            os << v.f;
+        } else if constexpr (std::is_same_v<T, View>) {
+          os << v.str();
+        } else if constexpr (std::is_same_v<T, IndexMap>) {
+          os << "map(";
+          for (size_t k = 0; k < v.dim_of.size(); ++k)
+            os << (k ? "," : "") << v.dim_of[k] << "*" << v.mult[k];
+          os << ")";
+        } else if constexpr (std::is_same_v<T, ReduceArg>) {
+          os << reduce_name(v.kind) << "(";
+          for (size_t k = 0; k < v.axes.size(); ++k) os << (k ? "," : "") << v.axes[k];
+          os << ")";
+        } else if constexpr (std::is_same_v<T, RandArg>) {
+          os << "seed=" << v.seed << "+" << v.offset;
+        }
+      },
+      a);
+  return os.str();
+}
+
+std::string node_str(const Node& n) {
+  std::ostringstream os;
+  os << op_name(n.op) << " " << dtype_name(n.dtype) << " [";
+  for (size_t k = 0; k < n.shape.size(); ++k) os << (k ? "," : "") << n.shape[k];
+  os << "]";
+  std::string a = arg_str(n.arg);
+  if (!a.empty()) os << " " << a;
+  if (n.realized) os << " (realized)";
+  return os.str();
+}
+
+std::string graph_str(const NodeRef& root) {
+  std::ostringstream os;
+  std::unordered_map<const Node*, int> ids;
+  std::function<int(const NodeRef&)> visit = [&](const NodeRef& n) -> int {
+    auto it = ids.find(n.get());
+    if (it != ids.end()) return it->second;
+    std::vector<int> srcs;
+    for (const auto& s : n->src) srcs.push_back(visit(s));
+    int id = int(ids.size());
+    ids[n.get()] = id;
+    os << "  %" << id << " = " << node_str(*n);
+    for (int s : srcs) os << " %" << s;
+    os << "\n";
+    return id;
+  };
+  visit(root);
+  return os.str();
+}
+
+}  // namespace loom

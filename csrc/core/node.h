@@ -1,0 +1,111 @@
+// The one IR: a hash-consed node (op, dtype, shape, sources, argument) used from the
+// tensor graph down to the kernel AST.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "core/dtype.h"
+#include "core/layout.h"
+
+namespace loom {
+
+// X(name, arity, kind). Arity -1: variable. Kinds:
+//   Flat   values of a whole storage, shape {nbytes}: Empty, Data, Store
+//   Leaf   values defined by their coordinates: Const, Iota, Rand*, Param
+//   Move   Load (flat -> shaped through a View), Reindex (shaped -> shaped)
+//   Unary/Binary/Ternary  elementwise, same shape in and out
+//   Reduce, Scan
+#define LOOM_OPS(X)                                                                  \
+  X(Empty, 0, Flat) X(Data, 0, Flat) X(Store, 2, Flat)                               \
+  X(Const, 0, Leaf) X(Iota, 0, Leaf) X(RandUniform, 0, Leaf) X(RandNormal, 0, Leaf)  \
+  X(Param, 0, Leaf)                                                                  \
+  X(Load, 1, Move) X(Reindex, 1, Move)                                               \
+  X(Cast, 1, Unary) X(Bitcast, 1, Unary)                                             \
+  X(Neg, 1, Unary) X(Abs, 1, Unary) X(Exp, 1, Unary) X(Exp2, 1, Unary)               \
+  X(Expm1, 1, Unary) X(Log, 1, Unary) X(Log2, 1, Unary) X(Log10, 1, Unary)           \
+  X(Log1p, 1, Unary) X(Sqrt, 1, Unary) X(Rsqrt, 1, Unary) X(Sin, 1, Unary)           \
+  X(Cos, 1, Unary) X(Tan, 1, Unary) X(Asin, 1, Unary) X(Acos, 1, Unary)              \
+  X(Atan, 1, Unary) X(Sinh, 1, Unary) X(Cosh, 1, Unary) X(Tanh, 1, Unary)            \
+  X(Sigmoid, 1, Unary) X(Relu, 1, Unary) X(Erf, 1, Unary) X(Floor, 1, Unary)         \
+  X(Ceil, 1, Unary) X(Round, 1, Unary) X(Trunc, 1, Unary) X(Frac, 1, Unary)          \
+  X(Sign, 1, Unary) X(Reciprocal, 1, Unary) X(IsNan, 1, Unary) X(IsInf, 1, Unary)    \
+  X(IsFinite, 1, Unary) X(LogicalNot, 1, Unary) X(BitwiseNot, 1, Unary)              \
+  X(Add, 2, Binary) X(Sub, 2, Binary) X(Mul, 2, Binary) X(Div, 2, Binary)            \
+  X(FloorDiv, 2, Binary) X(TruncDiv, 2, Binary) X(Pow, 2, Binary)                    \
+  X(Remainder, 2, Binary) X(Fmod, 2, Binary) X(Maximum, 2, Binary)                   \
+  X(Minimum, 2, Binary) X(Atan2, 2, Binary) X(Eq, 2, Binary) X(Ne, 2, Binary)        \
+  X(Lt, 2, Binary) X(Le, 2, Binary) X(Gt, 2, Binary) X(Ge, 2, Binary)                \
+  X(LogicalAnd, 2, Binary) X(LogicalOr, 2, Binary) X(LogicalXor, 2, Binary)          \
+  X(BitAnd, 2, Binary) X(BitOr, 2, Binary) X(BitXor, 2, Binary) X(Shl, 2, Binary)    \
+  X(Shr, 2, Binary)                                                                  \
+  X(Where, 3, Ternary)                                                               \
+  X(Reduce, 1, Reduce) X(Scan, 1, Scan)
+
+enum class Op : uint8_t {
+#define X(name, arity, kind) name,
+  LOOM_OPS(X)
+#undef X
+};
+
+enum class OpKind : uint8_t { Flat, Leaf, Move, Unary, Binary, Ternary, Reduce, Scan };
+
+const char* op_name(Op op);
+OpKind op_kind(Op op);
+int op_arity(Op op);
+
+enum class ReduceKind : uint8_t { Sum, Prod, Max, Min, ArgMax, ArgMin, Any, All };
+const char* reduce_name(ReduceKind k);
+
+struct ReduceArg {
+  ReduceKind kind;
+  std::vector<int> axes;  // Reduce: reduced dims (kept as size 1). Scan: one axis.
+  bool operator==(const ReduceArg& o) const { return kind == o.kind && axes == o.axes; }
+};
+
+struct RandArg {
+  uint64_t seed, offset;
+  bool operator==(const RandArg& o) const { return seed == o.seed && offset == o.offset; }
+};
+
+// Empty: a unique id. Iota: the axis. Param: the kernel slot. Data: none (the memory).
+using Arg = std::variant<std::monostate, int64_t, Scalar, View, IndexMap, ReduceArg, RandArg>;
+
+struct Memory;
+struct Node;
+using NodeRef = std::shared_ptr<Node>;
+
+struct Node : std::enable_shared_from_this<Node> {
+  Op op;
+  DType dtype;
+  Shape shape;
+  std::vector<NodeRef> src;
+  Arg arg;
+  size_t hash = 0;
+  bool interned = false;
+  // Set once a flat value has been computed; its sources are dropped then, and the node
+  // leaves the intern table (its memory is its identity from then on).
+  std::shared_ptr<Memory> realized;
+
+  ~Node();
+  const View& view() const { return std::get<View>(arg); }
+  const ReduceArg& reduce_arg() const { return std::get<ReduceArg>(arg); }
+  int64_t int_arg() const { return std::get<int64_t>(arg); }
+};
+
+// Builds a node, returning the existing one when an equal node is alive.
+NodeRef make_node(Op op, DType dtype, Shape shape, std::vector<NodeRef> src, Arg arg = {});
+// A flat value that already lives in memory.
+NodeRef make_data(std::shared_ptr<Memory> mem);
+// Marks a flat value computed into `mem`; drops its sources.
+void set_realized(const NodeRef& n, std::shared_ptr<Memory> mem);
+size_t live_node_count();
+
+std::string arg_str(const Arg& a);
+std::string node_str(const Node& n);  // one line, for LOOM_DEBUG
+std::string graph_str(const NodeRef& root);  // the DAG below root, one node per line
+
+}  // namespace loom

@@ -1,0 +1,158 @@
+#include "runtime/compiler.h"
+
+#include <dlfcn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "core/metrics.h"
+
+namespace loom {
+
+namespace {
+
+const char* kFlags =
+    "-O3 -march=native -fPIC -shared -std=gnu11 -fno-math-errno -fwrapv -fno-strict-aliasing "
+    "-w";
+
+uint64_t fnv1a(const std::string& s) {
+  uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+std::string run_capture(const std::string& cmd, int* status) {
+  std::string out;
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (!p) {
+    *status = -1;
+    return "popen failed";
+  }
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  *status = pclose(p);
+  return out;
+}
+
+void make_dirs(const std::string& path) {
+  std::string cur;
+  std::stringstream ss(path);
+  std::string part;
+  if (!path.empty() && path[0] == '/') cur = "/";
+  while (std::getline(ss, part, '/')) {
+    if (part.empty()) continue;
+    cur += part + "/";
+    mkdir(cur.c_str(), 0755);
+  }
+}
+
+bool file_exists(const std::string& p) {
+  struct stat st;
+  return stat(p.c_str(), &st) == 0;
+}
+
+std::string compiler() {
+  const char* cc = std::getenv("LOOM_CC");
+  return cc && *cc ? cc : "cc";
+}
+
+// The compiler's identity, part of every cache key.
+const std::string& compiler_version() {
+  static const std::string v = [] {
+    int status = 0;
+    std::string out = run_capture(compiler() + " --version", &status);
+    return out.substr(0, out.find('\n'));
+  }();
+  return v;
+}
+
+struct Cache {
+  std::mutex mu;
+  std::unordered_map<std::string, std::unique_ptr<CompiledKernel>> by_source;
+};
+
+Cache& cache() {
+  static Cache* c = new Cache();  // leaked: kernels stay loaded until exit
+  return *c;
+}
+
+}  // namespace
+
+std::string compiler_command() { return compiler() + " " + kFlags; }
+
+std::string cache_dir() {
+  const char* d = std::getenv("LOOM_CACHE_DIR");
+  if (d && *d) return d;
+  const char* home = std::getenv("HOME");
+  return std::string(home && *home ? home : "/tmp") + "/.cache/loom";
+}
+
+const CompiledKernel& compile_kernel(const std::string& source) {
+  auto& c = cache();
+  std::lock_guard<std::mutex> g(c.mu);
+  auto it = c.by_source.find(source);
+  if (it != c.by_source.end()) {
+    metrics().cache_hits++;
+    return *it->second;
+  }
+  const std::string cmd = compiler_command();
+  uint64_t h = fnv1a(source + "\n" + cmd + "\n" + compiler_version());
+  char name[32];
+  std::snprintf(name, sizeof name, "k_%016llx", (unsigned long long)h);
+  const std::string dir = cache_dir();
+  make_dirs(dir);
+  auto k = std::make_unique<CompiledKernel>();
+  k->name = name;
+  k->source_path = dir + "/" + name + ".c";
+  const std::string so = dir + "/" + name + ".so";
+  void* lib = nullptr;
+  if (file_exists(so)) {
+    lib = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (lib) metrics().disk_hits++;
+  }
+  if (!lib) {
+    // Write to temporary names and rename, so a concurrent process never loads half a file.
+    std::string tag = "." + std::to_string(getpid()) + ".tmp";
+    {
+      std::ofstream f(k->source_path + tag);
+      f << source;
+      if (!f) throw std::runtime_error("loom: cannot write kernel source " + k->source_path);
+    }
+    std::rename((k->source_path + tag).c_str(), k->source_path.c_str());
+    int status = 0;
+    std::string out =
+        run_capture(cmd + " -o '" + so + tag + "' '" + k->source_path + "'", &status);
+    if (status != 0) {
+      std::remove((so + tag).c_str());
+      throw std::runtime_error("loom: compiling kernel " + k->source_path + " failed (" + cmd +
+                               "):\n" + out);
+    }
+    std::rename((so + tag).c_str(), so.c_str());
+    lib = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!lib)
+      throw std::runtime_error("loom: cannot load kernel " + so + " compiled from " +
+                               k->source_path + ": " + dlerror());
+    metrics().kernels_compiled++;
+  }
+  k->fn = reinterpret_cast<KernelFn>(dlsym(lib, "kernel"));
+  if (!k->fn)
+    throw std::runtime_error("loom: kernel " + k->source_path + " defines no `kernel` symbol");
+  auto& ref = *k;
+  c.by_source.emplace(source, std::move(k));
+  return ref;
+}
+
+}  // namespace loom

@@ -1,0 +1,50 @@
+// Running one store kernel: lower, collapse, render, compile (cached), run.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include "codegen/kernel.h"
+#include "core/metrics.h"
+#include "runtime/compiler.h"
+#include "runtime/thread_pool.h"
+
+namespace loom {
+
+void run_store_kernel(const View& out, DType dtype, const NodeRef& value,
+                      const std::shared_ptr<Memory>& out_mem) {
+  if (out.numel() == 0) return;
+  LKernel k = lower_store(out, dtype, value, out_mem);
+  collapse_loops(k);
+  std::string src = render_c(k);
+  const int dbg = debug_level();
+  if (dbg >= 5) std::fprintf(stderr, "loom: graph\n%s", graph_str(value).c_str());
+  if (dbg >= 3) std::fprintf(stderr, "loom: schedule store %s %s\n%s", dtype_name(dtype),
+                             out.str().c_str(), lkernel_str(k).c_str());
+  const CompiledKernel& ck = compile_kernel(src);
+  if (dbg >= 4) std::fprintf(stderr, "loom: %s (%s)\n%s", ck.name.c_str(),
+                             ck.source_path.c_str(), src.c_str());
+  std::vector<char*> bufs;
+  for (const auto& m : k.params) bufs.push_back(static_cast<char*>(m->data));
+  // The outermost output loop is split across threads.
+  int64_t outer = 1, inner_work = 1;
+  bool first = true;
+  for (size_t v = 0; v < k.var_size.size(); ++v) {
+    if (k.is_output_var[v] && int(v) != k.scan_var && first) {
+      outer = k.var_size[v];
+      first = false;
+    } else {
+      inner_work *= k.var_size[v];
+    }
+  }
+  int64_t grain = std::max<int64_t>(1, (int64_t(1) << 15) / std::max<int64_t>(inner_work, 1));
+  auto t0 = std::chrono::steady_clock::now();
+  run_parallel(ck.fn, bufs.data(), outer, grain);
+  metrics().kernels_run++;
+  if (dbg >= 2) {
+    double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+    std::fprintf(stderr, "loom: kernel %s %s %zu nodes %.1f us\n", ck.name.c_str(),
+                 out.str().c_str(), k.nodes.size(), us);
+  }
+}
+
+}  // namespace loom

@@ -1,0 +1,103 @@
+#include "schedule/fuse.h"
+
+#include <unordered_map>
+#include <unordered_set>
+
+#include "core/graph.h"
+#include "schedule/realize.h"
+
+namespace loom {
+
+namespace {
+
+// Bounds the size of one fused expression; past it producers are realized instead.
+constexpr int kMaxFusedNodes = 256;
+
+// True when the value computes a reduction or scan below it (before realized storage).
+bool has_reduction(const Node* n, std::unordered_map<const Node*, bool>& memo) {
+  auto it = memo.find(n);
+  if (it != memo.end()) return it->second;
+  bool r = n->op == Op::Reduce || n->op == Op::Scan;
+  if (!r && n->op != Op::Load)
+    for (const auto& s : n->src)
+      if (has_reduction(s.get(), memo)) {
+        r = true;
+        break;
+      }
+  memo[n] = r;
+  return r;
+}
+
+bool reads_each_once(const View& v) {
+  for (size_t k = 0; k < v.sizes.size(); ++k)
+    if (v.sizes[k] > 1 && v.strides[k] == 0) return false;
+  return is_non_overlapping(v);
+}
+
+struct Fuser {
+  std::unordered_map<const Node*, NodeRef> memo;
+  std::unordered_map<const Node*, bool> reduction_memo;
+  int budget = kMaxFusedNodes;
+
+  // The producer expression that a Load of `flat` through `load` can be replaced with.
+  NodeRef inline_producer(const NodeRef& load) {
+    const NodeRef& flat = load->src[0];
+    if (flat->op != Op::Store || budget <= 0) return nullptr;
+    const View& sv = flat->view();
+    if (flat->dtype != load->dtype) return nullptr;
+    if (!is_dense_cover(sv, flat->shape[0] / itemsize(flat->dtype))) return nullptr;
+    const NodeRef& value = flat->src[1];
+    if (value->op == Op::Scan) return nullptr;
+    if (has_reduction(value.get(), reduction_memo) &&
+        (value->op != Op::Reduce || !reads_each_once(load->view())))
+      return nullptr;
+    auto map = compose_through(sv, load->view());
+    if (!map) return nullptr;
+    return reindex(value, load->shape, std::move(*map));
+  }
+
+  NodeRef visit(const NodeRef& n) {
+    auto it = memo.find(n.get());
+    if (it != memo.end()) return it->second;
+    NodeRef out;
+    if (n->op == Op::Load) {
+      const NodeRef& flat = n->src[0];
+      if (flat->realized) {
+        out = n;
+      } else if (NodeRef inner = inline_producer(n)) {
+        out = visit(inner);
+      } else {
+        realize_value(flat);
+        out = n;
+      }
+    } else if (n->src.empty()) {
+      out = n;
+    } else {
+      --budget;
+      std::vector<NodeRef> src;
+      bool changed = false;
+      for (const auto& s : n->src) {
+        src.push_back(visit(s));
+        changed |= src.back() != s;
+      }
+      if (!changed) {
+        out = n;
+      } else if (n->op == Op::Reindex) {
+        out = reindex(src[0], n->shape, std::get<IndexMap>(n->arg));
+      } else {
+        out = make_node(n->op, n->dtype, n->shape, std::move(src), n->arg);
+      }
+    }
+    memo[n.get()] = out;
+    return out;
+  }
+};
+
+}  // namespace
+
+NodeRef fuse(const NodeRef& value) {
+  Fuser f;
+  return f.visit(value);
+}
+
+}  // namespace loom
