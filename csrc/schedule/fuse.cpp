@@ -1,5 +1,6 @@
 #include "schedule/fuse.h"
 
+#include <atomic>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -26,6 +27,17 @@ bool has_reduction(const Node* n, std::unordered_map<const Node*, bool>& memo) {
       }
   memo[n] = r;
   return r;
+}
+
+bool broadcasts(const IndexMap& m, const Shape& shape) {
+  for (size_t j = 0; j < shape.size(); ++j)
+    if (m.dim_of[j] < 0 && shape[j] > 1) return true;
+  return false;
+}
+
+int64_t scratch_id() {
+  static std::atomic<int64_t> next{0};
+  return next++;
 }
 
 bool reads_each_once(const View& v) {
@@ -56,6 +68,20 @@ struct Fuser {
     return reindex(value, load->shape, std::move(*map));
   }
 
+  // A reduction read through a broadcast would be recomputed for every element it is
+  // broadcast to: compute it once into storage of its own and read that instead.
+  NodeRef materialize_broadcast_reduce(const NodeRef& src, const NodeRef& reindex_node) {
+    if (src->op == Op::Load || !has_reduction(src.get(), reduction_memo) ||
+        !broadcasts(std::get<IndexMap>(reindex_node->arg), reindex_node->shape))
+      return src;
+    int64_t nbytes = numel(src->shape) * itemsize(src->dtype);
+    NodeRef empty = make_node(Op::Empty, DType::UInt8, {nbytes}, {}, int64_t(-1 - scratch_id()));
+    View v = View::contiguous(src->shape);
+    NodeRef flat = make_node(Op::Store, src->dtype, {nbytes}, {empty, src}, v);
+    realize_value(flat);
+    return make_node(Op::Load, src->dtype, src->shape, {flat}, v);
+  }
+
   NodeRef visit(const NodeRef& n) {
     auto it = memo.find(n.get());
     if (it != memo.end()) return it->second;
@@ -80,10 +106,11 @@ struct Fuser {
         src.push_back(visit(s));
         changed |= src.back() != s;
       }
-      if (!changed) {
+      if (n->op == Op::Reindex) {
+        NodeRef inner = materialize_broadcast_reduce(src[0], n);
+        out = inner == n->src[0] ? n : reindex(inner, n->shape, std::get<IndexMap>(n->arg));
+      } else if (!changed) {
         out = n;
-      } else if (n->op == Op::Reindex) {
-        out = reindex(src[0], n->shape, std::get<IndexMap>(n->arg));
       } else {
         out = make_node(n->op, n->dtype, n->shape, std::move(src), n->arg);
       }

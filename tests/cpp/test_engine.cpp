@@ -133,3 +133,22 @@ TEST(Engine, CompilerFailureNamesSource) {
   }
   unsetenv("LOOM_CC");
 }
+
+TEST(Engine, BroadcastReduceIsComputedOnce) {
+  // softmax(x) over rows built as one expression: max and sum get kernels of their own.
+  std::vector<float> host{1, 2, 3, 4, 0, 0, 0, 0};
+  Buffer x = make_f32(host);
+  Shape s{2, 4};
+  NodeRef v = load_all(x, s);
+  NodeRef m = expand(reduce(ReduceKind::Max, v, {1}, DType::Float32), s);
+  NodeRef e = unary(Op::Exp, binary(Op::Sub, v, m));
+  NodeRef sum = expand(reduce(ReduceKind::Sum, e, {1}, DType::Float32), s);
+  Buffer y(32);
+  store_all(y, binary(Op::Div, e, sum));
+  metrics().reset();
+  std::vector<float> out = read_f32(y);
+  EXPECT_EQ(metrics().kernels_run.load(), 3);
+  float z = std::exp(-3.f) + std::exp(-2.f) + std::exp(-1.f) + 1.f;
+  EXPECT_NEAR(out[3], 1.f / z, 1e-6);
+  EXPECT_NEAR(out[4], 0.25f, 1e-6);
+}
