@@ -1,0 +1,59 @@
+PYTHON ?= /usr/bin/python3
+BUILD ?= build
+CMAKE ?= cmake
+CTEST ?= ctest
+
+DEBIAN_PACKAGES := python3-torch libtorch-dev pybind11-dev python3-pytest python3-numpy \
+	python3-hypothesis ninja-build libopenblas0-openmp ccache googletest libgtest-dev cmake
+
+.PHONY: all deps configure build test test-cpp test-python demo bench clean
+
+all: build
+
+deps:
+	@missing=""; \
+	for p in $(DEBIAN_PACKAGES); do \
+	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing:$$missing"; \
+	    apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $$missing; \
+	  else \
+	    echo "error: missing Debian packages:$$missing" >&2; \
+	    echo "run as root: apt-get install -y$$missing" >&2; \
+	    exit 1; \
+	  fi; \
+	fi
+
+$(BUILD)/build.ninja:
+	$(CMAKE) -S . -B $(BUILD) -G Ninja -DPython3_EXECUTABLE=$(PYTHON)
+
+configure: deps $(BUILD)/build.ninja
+
+build: configure
+	$(CMAKE) --build $(BUILD)
+
+test-cpp: build
+	$(CTEST) --test-dir $(BUILD) --output-on-failure
+
+test-python: build
+	PYTHONPATH=python $(PYTHON) -m pytest -q tests/python
+
+# Runs both suites even when the first fails, so one report shows everything.
+test: build
+	@rc=0; \
+	echo "$(CTEST) --test-dir $(BUILD) --output-on-failure"; \
+	$(CTEST) --test-dir $(BUILD) --output-on-failure || rc=1; \
+	echo "PYTHONPATH=python $(PYTHON) -m pytest -q tests/python"; \
+	PYTHONPATH=python $(PYTHON) -m pytest -q tests/python || rc=1; \
+	exit $$rc
+
+demo: build
+	PYTHONPATH=python $(PYTHON) examples/demo.py
+
+bench: build
+	PYTHONPATH=python $(PYTHON) bench/run.py
+
+clean:
+	rm -rf $(BUILD) python/loom/_loom*.so
