@@ -1,0 +1,95 @@
+// The Python module _loom. Loading it registers the allocator, device guard and kernels
+// (static initializers in this library); these functions are the rest of the Python API.
+#include <pybind11/pybind11.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "aten/tensor_util.h"
+#include "core/memory.h"
+#include "core/metrics.h"
+#include "schedule/realize.h"
+
+namespace py = pybind11;
+
+namespace loom::aten {
+namespace {
+
+struct MetricsSnapshot {
+  std::vector<std::pair<const char*, int64_t>> counters;
+  std::map<std::string, int64_t> fallbacks;
+};
+
+MetricsSnapshot snapshot() {
+  EngineLock g(engine_mutex());
+  Metrics& m = metrics();
+  MemoryStats mem = memory_stats();
+  MetricsSnapshot s;
+  s.counters = {
+      {"kernels_run", m.kernels_run.load()},
+      {"kernels_compiled", m.kernels_compiled.load()},
+      {"cache_hits", m.cache_hits.load()},
+      {"disk_hits", m.disk_hits.load()},
+      {"realizations", m.realizations.load()},
+      {"buffers_allocated", m.buffers_allocated.load()},
+      {"bytes_allocated", m.bytes_allocated.load()},
+      {"live_nodes", int64_t(live_node_count())},
+      {"live_blocks", mem.live_blocks},
+      {"live_bytes", mem.live_bytes},
+      {"cached_bytes", mem.cached_bytes},
+      {"peak_bytes", mem.peak_bytes},
+  };
+  std::lock_guard<std::mutex> fg(m.mu);
+  s.fallbacks = m.fallbacks;
+  return s;
+}
+
+py::dict metrics_dict() {
+  MetricsSnapshot s;
+  {
+    py::gil_scoped_release no_gil;
+    s = snapshot();
+  }
+  py::dict d;
+  for (const auto& [name, value] : s.counters) d[name] = value;
+  py::dict fallbacks;
+  for (const auto& [name, count] : s.fallbacks) fallbacks[py::str(name)] = count;
+  d["fallbacks"] = fallbacks;
+  return d;
+}
+
+void print_metrics_at_exit() {
+  MetricsSnapshot s = snapshot();
+  std::fprintf(stderr, "loom metrics:\n");
+  for (const auto& [name, value] : s.counters) {
+    std::fprintf(stderr, "  %-18s %lld\n", name, static_cast<long long>(value));
+  }
+  for (const auto& [name, count] : s.fallbacks) {
+    std::fprintf(stderr, "  fallback %-40s %lld\n", name.c_str(), static_cast<long long>(count));
+  }
+}
+
+}  // namespace
+}  // namespace loom::aten
+
+PYBIND11_MODULE(_loom, m) {
+  using namespace loom::aten;
+  m.doc() = "Loom: a lazy PyTorch device";
+  m.def(
+      "sync", [] { loom::realize_all(); }, py::call_guard<py::gil_scoped_release>(),
+      "Computes every live storage's pending value; returns when all of it is done.");
+  m.def("metrics", &metrics_dict, "Engine counters, fallbacks per op and memory statistics.");
+  m.def(
+      "reset_metrics", [] { loom::metrics().reset(); }, "Zeroes the counters and fallbacks.");
+  m.def("_debug_level", &loom::debug_level, "LOOM_DEBUG as read at start-up.");
+
+  if (loom::debug_level() >= 1) {
+    // Touching the singletons first makes them outlive the handler: exit() runs atexit
+    // handlers and static destructors in reverse order of registration.
+    snapshot();
+    std::atexit(&print_metrics_at_exit);
+  }
+}

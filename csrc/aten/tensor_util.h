@@ -1,0 +1,41 @@
+// The bridge between at::Tensor and the engine: a Loom tensor is a strided view over a
+// storage whose DataPtr context is a Buffer.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Allocator.h>
+
+#include "core/graph.h"
+
+namespace loom::aten {
+
+constexpr c10::DeviceType kLoomDeviceType = c10::DeviceType::PrivateUse1;
+constexpr c10::DispatchKey kLoomDispatchKey = c10::DispatchKey::PrivateUse1;
+
+// The allocator of every Loom storage (allocator.cpp).
+c10::Allocator* loom_allocator();
+// True when `ptr` was made by loom_allocator(), i.e. its context is a Buffer.
+bool is_loom_data_ptr(const c10::DataPtr& ptr);
+
+bool is_loom(const at::Tensor& t);
+Buffer& buffer_of(const at::Tensor& t);
+
+// Throws TypeError for dtypes the engine has no kernels for (complex, quantized...).
+DType to_loom(c10::ScalarType t);
+c10::ScalarType to_aten(DType t);
+
+View view_of(const at::Tensor& t);
+Shape shape_of(c10::IntArrayRef sizes);
+
+// A lazy strided load of t's storage value.
+NodeRef read_tensor(const at::Tensor& t);
+// Stores `value` (already of dst's shape and dtype) into dst's elements, lazily.
+void write_tensor(const at::Tensor& dst, const NodeRef& value);
+
+at::Tensor empty_loom(c10::IntArrayRef sizes, c10::IntArrayRef strides, c10::ScalarType dtype);
+at::Tensor empty_loom(c10::IntArrayRef sizes, c10::ScalarType dtype,
+                      c10::MemoryFormat format = c10::MemoryFormat::Contiguous);
+
+using EngineLock = std::lock_guard<std::recursive_mutex>;
+
+}  // namespace loom::aten
