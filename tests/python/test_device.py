@@ -1,0 +1,281 @@
+"""The device itself: allocation, views, copies across the boundary, scalars, fallbacks.
+
+Views must report exactly what CPU reports; copies into Loom stay lazy and copies out
+realize.
+"""
+import pytest
+import torch
+
+import loom
+
+DEV = loom.device
+
+ROUND_TRIP_DTYPES = [
+    torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
+    torch.float16, torch.bfloat16, torch.float32, torch.float64,
+]
+
+
+def sample(dtype, shape=(3, 4)):
+    x = torch.arange(-5, -5 + torch.Size(shape).numel()).reshape(shape)
+    if dtype == torch.bool:
+        return x % 3 == 0
+    if dtype == torch.uint8:
+        return (x + 5).to(dtype)
+    if dtype.is_floating_point:
+        return (x * 0.75).to(dtype)
+    return x.to(dtype)
+
+
+def same_layout(a, b):
+    assert a.shape == b.shape
+    assert a.stride() == b.stride()
+    assert a.storage_offset() == b.storage_offset()
+    assert a.is_contiguous() == b.is_contiguous()
+
+
+# --- allocation ---
+
+def test_device_is_loom():
+    x = torch.empty(2, 3, device=DEV)
+    assert x.device == DEV
+    assert x.shape == (2, 3)
+    assert x.stride() == (3, 1)
+    assert x.dtype == torch.float32
+
+
+def test_empty_strided_keeps_strides():
+    x = torch.empty_strided((4, 4), (1, 4), device=DEV)
+    assert x.stride() == (1, 4)
+    assert not x.is_contiguous()
+
+
+def test_empty_channels_last():
+    x = torch.empty(2, 3, 4, 5, device=DEV, memory_format=torch.channels_last)
+    c = torch.empty(2, 3, 4, 5, memory_format=torch.channels_last)
+    same_layout(x, c)
+
+
+def test_unsupported_dtype_is_type_error():
+    with pytest.raises(TypeError, match="Loom does not support dtype"):
+        torch.empty(3, dtype=torch.complex64, device=DEV)
+
+
+def test_zero_size_tensors():
+    x = torch.empty(0, 3, device=DEV)
+    assert x.shape == (0, 3)
+    assert x.cpu().shape == (0, 3)
+    assert torch.zeros(0).to(DEV).cpu().shape == (0,)
+
+
+# --- views: metadata only, must match CPU exactly ---
+
+VIEWS = {
+    "t": lambda x: x.t(),
+    "step_slice": lambda x: x[::2, 1::2],
+    "row": lambda x: x[1],
+    "column": lambda x: x[:, 2],
+    "view": lambda x: x.view(4, 6),
+    "view_flat": lambda x: x.view(-1),
+    "as_strided": lambda x: x.as_strided((3, 3), (5, 2), 1),
+    "permute": lambda x: x.view(2, 3, 4).permute(2, 0, 1),
+    "unsqueeze": lambda x: x.unsqueeze(1),
+    "expand": lambda x: x[:1].expand(5, 6),
+    "narrow": lambda x: x.narrow(1, 2, 3),
+    "diagonal": lambda x: x.diagonal(),
+    "unfold": lambda x: x.unfold(1, 2, 2),
+    "transpose_of_slice": lambda x: x[1:, ::3].transpose(0, 1),
+    "reshape_viewable": lambda x: x.reshape(2, 12),
+    "chunk": lambda x: x.chunk(2, dim=1)[1],
+    "squeeze": lambda x: x.view(1, 4, 1, 6).squeeze(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VIEWS))
+def test_view_layout_matches_cpu(name):
+    fn = VIEWS[name]
+    c = torch.empty(4, 6)
+    lv = fn(torch.empty(4, 6, device=DEV))
+    cv = fn(c)
+    same_layout(lv, cv)
+    assert lv.device == DEV
+    assert lv._base is not None or lv._is_view()
+
+
+def test_views_share_storage():
+    x = torch.empty(4, 6, device=DEV)
+    assert x.t().data_ptr() == x.data_ptr()
+    assert x[1:].data_ptr() == x.data_ptr() + 6 * x.element_size()
+
+
+def test_as_strided_out_of_bounds_raises_like_cpu():
+    with pytest.raises(RuntimeError, match="out of bounds for storage of size") as cpu_err:
+        torch.empty(4).as_strided((3,), (2,), 0)
+    with pytest.raises(RuntimeError, match="out of bounds for storage of size") as loom_err:
+        torch.empty(4, device=DEV).as_strided((3,), (2,), 0)
+    assert str(cpu_err.value) == str(loom_err.value)
+
+
+def test_view_incompatible_raises_like_cpu():
+    with pytest.raises(RuntimeError, match="view size is not compatible"):
+        torch.empty(4, 6, device=DEV).t().view(24)
+
+
+def test_resize_grows_and_keeps_contents():
+    x = torch.arange(6.0).to(DEV)
+    x.resize_(10)
+    assert x.shape == (10,)
+    assert torch.equal(x[:6].cpu(), torch.arange(6.0))
+
+
+def test_resize_shrinks_in_place():
+    x = torch.arange(6.0).to(DEV)
+    x.resize_(2, 2)
+    assert x.stride() == (2, 1)
+    assert torch.equal(x.cpu(), torch.arange(4.0).view(2, 2))
+
+
+def test_set_shares_storage():
+    x = torch.arange(6.0).to(DEV)
+    y = torch.empty(0, device=DEV)
+    y.set_(x)
+    assert y.is_set_to(x)
+    assert torch.equal(y.cpu(), torch.arange(6.0))
+
+
+# --- copies and scalars ---
+
+def test_round_trip():
+    x = torch.tensor([1.0, 2.0, 3.0])
+    assert torch.equal(x.to(DEV).cpu(), x)
+
+
+@pytest.mark.parametrize("dtype", ROUND_TRIP_DTYPES, ids=str)
+def test_round_trip_dtypes(dtype):
+    x = sample(dtype)
+    y = x.to(DEV)
+    assert y.dtype == dtype
+    back = y.cpu()
+    assert back.dtype == dtype
+    assert torch.equal(back, x)
+
+
+def test_round_trip_scalar_tensor():
+    x = torch.tensor(2.5)
+    y = x.to(DEV)
+    assert y.dim() == 0
+    assert torch.equal(y.cpu(), x)
+
+
+def test_round_trip_of_strided_view():
+    x = sample(torch.float32, (4, 6))
+    y = x.to(DEV)
+    for fn in VIEWS.values():
+        assert torch.equal(fn(y).cpu(), fn(x))
+
+
+@pytest.mark.parametrize("dtype", ROUND_TRIP_DTYPES, ids=str)
+def test_item(dtype):
+    x = sample(dtype, (5,))
+    y = x.to(DEV)
+    for i in range(5):
+        assert y[i].item() == x[i].item()
+        assert type(y[i].item()) is type(x[i].item())
+
+
+def test_copy_into_transposed_view():
+    base = torch.zeros(3, 4, device=DEV)
+    src = sample(torch.float32, (4, 3))
+    base.t().copy_(src)
+    assert torch.equal(base.cpu(), src.t())
+    assert torch.equal(base.t().cpu(), src)
+
+
+def test_copy_into_slice_is_seen_by_aliases():
+    x = torch.zeros(4, 6, device=DEV)
+    alias = x.view(24)
+    x[1].copy_(torch.arange(6.0))
+    x[:, 0].copy_(torch.full((4,), -1.0))
+    expected = torch.zeros(4, 6)
+    expected[1] = torch.arange(6.0)
+    expected[:, 0] = -1.0
+    assert torch.equal(alias.cpu(), expected.view(24))
+    assert torch.equal(x.cpu(), expected)
+
+
+def test_copy_from_cpu_broadcasts_and_converts():
+    x = torch.empty(3, 4, dtype=torch.float64, device=DEV)
+    x.copy_(torch.arange(4, dtype=torch.int32))
+    assert torch.equal(x.cpu(), torch.arange(4.0, dtype=torch.float64).expand(3, 4))
+
+
+def test_copy_into_overlapping_destination_raises_like_cpu():
+    with pytest.raises(RuntimeError, match="unsupported operation"):
+        torch.zeros(1).expand(3).copy_(torch.ones(3))
+    with pytest.raises(RuntimeError, match="unsupported operation"):
+        torch.zeros(1, device=DEV).expand(3).copy_(torch.ones(3))
+
+
+def test_copy_loom_to_loom_with_dtype_change():
+    x = sample(torch.float32).to(DEV)
+    y = torch.empty(3, 4, dtype=torch.int32, device=DEV)
+    y.copy_(x)
+    assert torch.equal(y.cpu(), sample(torch.float32).to(torch.int32))
+    assert torch.equal(x.to(torch.float16).cpu(), sample(torch.float32).to(torch.float16))
+
+
+def test_copy_loom_to_loom_broadcast_into_view():
+    x = torch.zeros(4, 6, device=DEV)
+    row = torch.arange(4.0).to(DEV)
+    x.t().copy_(row)
+    assert torch.equal(x.cpu(), torch.arange(4.0).view(4, 1).expand(4, 6))
+
+
+def test_copy_loom_to_loom_bad_broadcast_raises():
+    with pytest.raises(RuntimeError, match="must match"):
+        torch.zeros(3, device=DEV).copy_(torch.zeros(4, device=DEV))
+
+
+def test_read_before_write_keeps_old_value():
+    x = torch.arange(4.0).to(DEV)
+    snapshot = torch.empty(4, device=DEV)
+    snapshot.copy_(x)
+    x.copy_(torch.full((4,), 9.0))
+    assert torch.equal(snapshot.cpu(), torch.arange(4.0))
+    assert torch.equal(x.cpu(), torch.full((4,), 9.0))
+
+
+def test_neg_and_conj_views():
+    x = sample(torch.float32).to(DEV)
+    assert torch.equal(x.conj().cpu(), sample(torch.float32))
+    assert torch.equal(torch._neg_view(x).cpu(), -sample(torch.float32))
+    y = torch.empty(3, 4, device=DEV)
+    y.copy_(torch._neg_view(x))
+    assert torch.equal(y.cpu(), -sample(torch.float32))
+
+
+# --- observability ---
+
+def test_metrics_has_counters(fresh_metrics):
+    m = fresh_metrics()
+    for key in ["kernels_run", "kernels_compiled", "cache_hits", "disk_hits", "realizations",
+                "buffers_allocated", "bytes_allocated", "live_nodes", "fallbacks"]:
+        assert key in m
+    assert isinstance(m["fallbacks"], dict)
+
+
+def test_fallback_is_counted_and_can_be_an_error(fresh_metrics, monkeypatch):
+    # histc is an op Loom is not expected to grow a kernel for.
+    x = sample(torch.float32).to(DEV)
+    monkeypatch.setenv("LOOM_FALLBACK", "allow")
+    expected = torch.histc(sample(torch.float32), bins=4)
+    assert torch.equal(torch.histc(x, bins=4).cpu(), expected)
+    assert fresh_metrics()["fallbacks"].get("aten::histc", 0) == 1
+    monkeypatch.setenv("LOOM_FALLBACK", "error")
+    with pytest.raises(NotImplementedError, match="aten::histc"):
+        torch.histc(x, bins=4)
+
+
+def test_sync_runs():
+    torch.ones(3).to(DEV)
+    loom.sync()
