@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstring>
 #include <stdexcept>
+#include <unordered_set>
 
 #include "core/memory.h"
 
@@ -12,6 +13,16 @@ namespace loom {
 namespace {
 
 std::atomic<int64_t> g_empty_id{0};
+
+struct Registry {
+  std::mutex mu;
+  std::unordered_set<Buffer*> live;
+};
+
+Registry& registry() {
+  static Registry* r = new Registry();  // leaked: buffers may die during exit
+  return *r;
+}
 
 void check(bool ok, const char* what) {
   if (!ok) throw std::invalid_argument(std::string("loom graph: ") + what);
@@ -48,9 +59,19 @@ IndexMap broadcast_map(const Shape& from, const Shape& to) {
 
 Buffer::Buffer(int64_t n) : nbytes(n) {
   value = make_node(Op::Empty, DType::UInt8, {n}, {}, int64_t(g_empty_id++));
+  std::lock_guard<std::mutex> g(registry().mu);
+  registry().live.insert(this);
 }
 
-Buffer::~Buffer() = default;
+Buffer::~Buffer() {
+  std::lock_guard<std::mutex> g(registry().mu);
+  registry().live.erase(this);
+}
+
+std::vector<Buffer*> live_buffers() {
+  std::lock_guard<std::mutex> g(registry().mu);
+  return std::vector<Buffer*>(registry().live.begin(), registry().live.end());
+}
 
 std::recursive_mutex& engine_mutex() {
   static std::recursive_mutex* m = new std::recursive_mutex();

@@ -20,6 +20,9 @@ struct Buffer {
   NodeRef value;
 };
 
+// Every live buffer, for sync(): the caller holds engine_mutex().
+std::vector<Buffer*> live_buffers();
+
 // One lock guards the graph, buffers and the runtime: Python threads may record and
 // realize concurrently, and each call holds it for its whole duration.
 std::recursive_mutex& engine_mutex();

@@ -112,6 +112,12 @@ void realize(Buffer& b) {
   realize_value(b.value);
 }
 
+void realize_all() {
+  std::lock_guard<std::recursive_mutex> g(engine_mutex());
+  for (Buffer* b : live_buffers())
+    if (!b->value->realized && b->value->op != Op::Empty) realize_value(b->value);
+}
+
 const void* realized_data(Buffer& b) {
   std::lock_guard<std::recursive_mutex> g(engine_mutex());
   realize_value(b.value);

@@ -12,6 +12,8 @@ namespace loom {
 void realize(Buffer& b);
 // Computes a flat value node into memory (no-op when already realized).
 void realize_value(const NodeRef& flat);
+// Realizes every live buffer with pending work (loom.sync()).
+void realize_all();
 // Pointer to the realized bytes of the buffer (realizing it first).
 const void* realized_data(Buffer& b);
 

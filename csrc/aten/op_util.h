@@ -1,0 +1,32 @@
+// Shared machinery of the op families: each op first runs on meta tensors, which gives
+// PyTorch's own result dtype, sizes, strides and error messages; then its value is built
+// as a graph and stored into the result.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include "aten/tensor_util.h"
+
+namespace loom::aten {
+
+// A meta tensor with t's sizes, strides, dtype (and wrapped-number flag, which type
+// promotion depends on). CPU scalars stay scalars; undefined stays undefined.
+at::Tensor to_meta(const at::Tensor& t);
+c10::optional<at::Tensor> to_meta(const c10::optional<at::Tensor>& t);
+
+// The value of an operand, broadcast to `shape` and converted to `dtype`: a Loom tensor
+// is a lazy load; a CPU 0-dim tensor (a wrapped Python scalar) becomes a constant.
+NodeRef operand(const at::Tensor& t, const Shape& shape, DType dtype);
+NodeRef scalar_node(const c10::Scalar& s, const Shape& shape, DType dtype);
+
+// Allocates the functional result with the meta result's layout.
+at::Tensor result_like(const at::Tensor& meta);
+// Makes `out` match the meta result of an out= call (resizing as PyTorch does).
+void match_out(at::Tensor& out, const at::Tensor& meta_out);
+// Stores `value` (of dst's shape, any dtype) into dst, converting to dst's dtype.
+void assign(const at::Tensor& dst, const NodeRef& value);
+
+// Rejects devices other than Loom and CPU scalars, as a real device does.
+void check_operands(const char* op, std::initializer_list<at::Tensor> ts);
+
+}  // namespace loom::aten

@@ -1,0 +1,489 @@
+// Elementwise ops: unary, binary, ternary, their in-place and out= forms, fill.
+#include <torch/library.h>
+
+#include "aten/op_util.h"
+
+namespace loom::aten {
+
+namespace {
+
+using at::Tensor;
+
+Shape out_shape(const Tensor& t) { return shape_of(t.sizes()); }
+DType dtype_of(const Tensor& t) { return to_loom(t.scalar_type()); }
+
+// Predicates (isnan, comparisons, logical ops) compute in their inputs' dtype; everything
+// else computes in the result dtype, as TensorIterator promotes.
+DType compute_dtype(DType result, DType common) { return result == DType::Bool ? common : result; }
+
+NodeRef unary_value(Op op, const Tensor& self, const Shape& shape, DType result) {
+  DType compute = compute_dtype(result, dtype_of(self));
+  NodeRef v = operand(self, shape, compute);
+  switch (op) {
+    case Op::Abs: case Op::Neg: case Op::Sign: case Op::Relu:
+      if (compute == DType::Bool && op != Op::Sign && op != Op::Abs) break;
+      [[fallthrough]];
+    default:
+      return unary(op, v);
+  }
+  return v;
+}
+
+Tensor unary_fn(Op op, const Tensor& self, const Tensor& meta) {
+  EngineLock g(engine_mutex());
+  Tensor out = result_like(meta);
+  assign(out, unary_value(op, self, out_shape(out), dtype_of(meta)));
+  return out;
+}
+
+Tensor& unary_into(Op op, const Tensor& self, Tensor& out, const Tensor& meta_fn) {
+  EngineLock g(engine_mutex());
+  assign(out, unary_value(op, self, out_shape(out), dtype_of(meta_fn)));
+  return out;
+}
+
+#define LOOM_UNARY(name, OP)                                                  \
+  Tensor name##_fn(const Tensor& self) {                                      \
+    return unary_fn(Op::OP, self, at::name(to_meta(self)));                   \
+  }                                                                           \
+  Tensor& name##_ip(Tensor& self) {                                           \
+    Tensor m = to_meta(self);                                                 \
+    Tensor r = at::name(m);                                                   \
+    m.name##_();                                                              \
+    return unary_into(Op::OP, self, self, r);                                 \
+  }                                                                           \
+  Tensor& name##_out(const Tensor& self, Tensor& out) {                       \
+    Tensor m = to_meta(self), mo = to_meta(out);                              \
+    at::name##_outf(m, mo);                                                   \
+    match_out(out, mo);                                                       \
+    return unary_into(Op::OP, self, out, at::name(m));                        \
+  }
+
+#define LOOM_UNARY_NO_INPLACE(name, OP)                                       \
+  Tensor name##_fn(const Tensor& self) {                                      \
+    return unary_fn(Op::OP, self, at::name(to_meta(self)));                   \
+  }
+
+#define LOOM_UNARY_OPS(X)                                                                \
+  X(abs, Abs) X(neg, Neg) X(exp, Exp) X(exp2, Exp2) X(expm1, Expm1) X(log, Log)          \
+  X(log2, Log2) X(log10, Log10) X(log1p, Log1p) X(sqrt, Sqrt) X(rsqrt, Rsqrt) X(sin, Sin) \
+  X(cos, Cos) X(tan, Tan) X(asin, Asin) X(acos, Acos) X(atan, Atan) X(sinh, Sinh)        \
+  X(cosh, Cosh) X(tanh, Tanh) X(sigmoid, Sigmoid) X(erf, Erf) X(floor, Floor)             \
+  X(ceil, Ceil) X(round, Round) X(trunc, Trunc) X(frac, Frac) X(sign, Sign)              \
+  X(reciprocal, Reciprocal) X(logical_not, LogicalNot) X(bitwise_not, BitwiseNot)
+
+LOOM_UNARY_OPS(LOOM_UNARY)
+LOOM_UNARY_NO_INPLACE(isnan, IsNan)
+
+Tensor relu_fn(const Tensor& self) { return unary_fn(Op::Relu, self, at::relu(to_meta(self))); }
+Tensor& relu_ip(Tensor& self) {
+  Tensor m = to_meta(self);
+  return unary_into(Op::Relu, self, self, at::relu(m));
+}
+
+Tensor isinf_fn(const Tensor& self) {
+  return unary_fn(Op::IsInf, self, at::isinf(to_meta(self)));
+}
+Tensor isfinite_fn(const Tensor& self) {
+  return unary_fn(Op::IsFinite, self, at::isfinite(to_meta(self)));
+}
+
+// --- binary ---
+
+NodeRef binary_value(Op op, const Tensor& a, const Tensor& b, const Shape& shape, DType result) {
+  DType common = to_loom(at::result_type(a, b));
+  DType compute = compute_dtype(result, common);
+  return binary(op, operand(a, shape, compute), operand(b, shape, compute));
+}
+
+NodeRef scaled(const NodeRef& v, const c10::Scalar& alpha) {
+  bool one = alpha.isFloatingPoint() ? alpha.toDouble() == 1.0
+             : alpha.isBoolean()     ? alpha.toBool()
+                                     : alpha.toLong() == 1;
+  if (one) return v;
+  return binary(Op::Mul, scalar_node(alpha, v->shape, v->dtype), v);
+}
+
+NodeRef add_value(Op op, const Tensor& a, const Tensor& b, const c10::Scalar& alpha,
+                  const Shape& shape, DType result) {
+  NodeRef x = operand(a, shape, result), y = scaled(operand(b, shape, result), alpha);
+  return binary(op, x, y);
+}
+
+Tensor wrap(const c10::Scalar& s) {
+  Tensor t = at::scalar_to_tensor(s);
+  t.unsafeGetTensorImpl()->set_wrapped_number(true);
+  return t;
+}
+
+// Runs `value(shape, result dtype)` into a new tensor, into self, or into out, after the
+// same call on meta tensors has checked the arguments.
+template <class MetaFn, class ValueFn>
+Tensor functional(MetaFn meta_fn, ValueFn value) {
+  Tensor meta = meta_fn();
+  EngineLock g(engine_mutex());
+  Tensor out = result_like(meta);
+  assign(out, value(out_shape(out), dtype_of(meta)));
+  return out;
+}
+
+template <class MetaFn, class ValueFn>
+Tensor& into(Tensor& out, MetaFn meta_fn, ValueFn value) {
+  Tensor meta = meta_fn();  // the functional result: its dtype is the compute dtype
+  EngineLock g(engine_mutex());
+  assign(out, value(out_shape(out), dtype_of(meta)));
+  return out;
+}
+
+#define LOOM_BINARY(name, OP)                                                              \
+  Tensor name##_fn(const Tensor& a, const Tensor& b) {                                     \
+    return functional([&] { return at::name(to_meta(a), to_meta(b)); },                    \
+                      [&](const Shape& s, DType r) { return binary_value(Op::OP, a, b, s, r); }); \
+  }                                                                                        \
+  Tensor& name##_ip(Tensor& a, const Tensor& b) {                                          \
+    Tensor ma = to_meta(a), mb = to_meta(b);                                               \
+    Tensor r = at::name(ma, mb);                                                           \
+    ma.name##_(mb);                                                                        \
+    return into(a, [&] { return r; },                                                      \
+                [&](const Shape& s, DType t) { return binary_value(Op::OP, a, b, s, t); }); \
+  }                                                                                        \
+  Tensor& name##_out(const Tensor& a, const Tensor& b, Tensor& out) {                      \
+    Tensor ma = to_meta(a), mb = to_meta(b), mo = to_meta(out);                            \
+    at::name##_outf(ma, mb, mo);                                                           \
+    match_out(out, mo);                                                                    \
+    return into(out, [&] { return at::name(ma, mb); },                                     \
+                [&](const Shape& s, DType t) { return binary_value(Op::OP, a, b, s, t); }); \
+  }                                                                                        \
+  Tensor name##_fn_s(const Tensor& a, const c10::Scalar& b) { return name##_fn(a, wrap(b)); } \
+  Tensor& name##_ip_s(Tensor& a, const c10::Scalar& b) { return name##_ip(a, wrap(b)); }   \
+  Tensor& name##_out_s(const Tensor& a, const c10::Scalar& b, Tensor& out) {               \
+    return name##_out(a, wrap(b), out);                                                    \
+  }
+
+#define LOOM_BINARY_OPS(X)                                                                   \
+  X(mul, Mul) X(div, Div) X(remainder, Remainder) X(fmod, Fmod) X(atan2, Atan2) X(eq, Eq) X(ne, Ne) X(lt, Lt) X(le, Le) X(gt, Gt)      \
+  X(ge, Ge) X(logical_and, LogicalAnd) X(logical_or, LogicalOr) X(logical_xor, LogicalXor)   \
+  X(bitwise_and, BitAnd) X(bitwise_or, BitOr) X(bitwise_xor, BitXor)                         \
+  X(bitwise_left_shift, Shl) X(bitwise_right_shift, Shr) X(pow, Pow)
+
+LOOM_BINARY_OPS(LOOM_BINARY)
+
+#define LOOM_BINARY_NO_INPLACE(name, OP)                                                   \
+  Tensor name##_fn(const Tensor& a, const Tensor& b) {                                     \
+    return functional([&] { return at::name(to_meta(a), to_meta(b)); },                    \
+                      [&](const Shape& s, DType r) { return binary_value(Op::OP, a, b, s, r); }); \
+  }                                                                                        \
+  Tensor& name##_out(const Tensor& a, const Tensor& b, Tensor& out) {                      \
+    Tensor ma = to_meta(a), mb = to_meta(b), mo = to_meta(out);                            \
+    at::name##_outf(ma, mb, mo);                                                           \
+    match_out(out, mo);                                                                    \
+    return into(out, [&] { return at::name(ma, mb); },                                     \
+                [&](const Shape& s, DType t) { return binary_value(Op::OP, a, b, s, t); }); \
+  }
+LOOM_BINARY_NO_INPLACE(maximum, Maximum)
+LOOM_BINARY_NO_INPLACE(minimum, Minimum)
+
+#define LOOM_ADD(name, OP)                                                                     \
+  Tensor name##_fn(const Tensor& a, const Tensor& b, const c10::Scalar& alpha) {               \
+    return functional([&] { return at::name(to_meta(a), to_meta(b), alpha); },                 \
+                      [&](const Shape& s, DType r) { return add_value(Op::OP, a, b, alpha, s, r); }); \
+  }                                                                                            \
+  Tensor& name##_ip(Tensor& a, const Tensor& b, const c10::Scalar& alpha) {                    \
+    Tensor ma = to_meta(a), mb = to_meta(b);                                                   \
+    Tensor r = at::name(ma, mb, alpha);                                                        \
+    ma.name##_(mb, alpha);                                                                     \
+    return into(a, [&] { return r; },                                                          \
+                [&](const Shape& s, DType t) { return add_value(Op::OP, a, b, alpha, s, t); }); \
+  }                                                                                            \
+  Tensor& name##_out(const Tensor& a, const Tensor& b, const c10::Scalar& alpha, Tensor& out) { \
+    Tensor ma = to_meta(a), mb = to_meta(b), mo = to_meta(out);                                \
+    at::name##_outf(ma, mb, alpha, mo);                                                        \
+    match_out(out, mo);                                                                        \
+    return into(out, [&] { return at::name(ma, mb, alpha); },                                  \
+                [&](const Shape& s, DType t) { return add_value(Op::OP, a, b, alpha, s, t); }); \
+  }                                                                                            \
+  Tensor name##_fn_s(const Tensor& a, const c10::Scalar& b, const c10::Scalar& alpha) {        \
+    return name##_fn(a, wrap(b), alpha);                                                       \
+  }                                                                                            \
+  Tensor& name##_ip_s(Tensor& a, const c10::Scalar& b, const c10::Scalar& alpha) {             \
+    return name##_ip(a, wrap(b), alpha);                                                       \
+  }
+
+LOOM_ADD(add, Add)
+LOOM_ADD(sub, Sub)
+
+// div with rounding_mode: "trunc" and "floor" divide in the common dtype.
+Op div_mode_op(c10::optional<c10::string_view> mode) {
+  if (!mode.has_value()) return Op::Div;
+  return *mode == "trunc" ? Op::TruncDiv : Op::FloorDiv;
+}
+
+Tensor div_mode_fn(const Tensor& a, const Tensor& b, c10::optional<c10::string_view> mode) {
+  return functional([&] { return at::div(to_meta(a), to_meta(b), mode); },
+                    [&](const Shape& s, DType r) { return binary_value(div_mode_op(mode), a, b, s, r); });
+}
+Tensor& div_mode_ip(Tensor& a, const Tensor& b, c10::optional<c10::string_view> mode) {
+  Tensor ma = to_meta(a), mb = to_meta(b);
+  Tensor r = at::div(ma, mb, mode);
+  ma.div_(mb, mode);
+  return into(a, [&] { return r; },
+              [&](const Shape& s, DType t) { return binary_value(div_mode_op(mode), a, b, s, t); });
+}
+Tensor& div_mode_out(const Tensor& a, const Tensor& b, c10::optional<c10::string_view> mode,
+                     Tensor& out) {
+  Tensor ma = to_meta(a), mb = to_meta(b), mo = to_meta(out);
+  at::div_outf(ma, mb, mode, mo);
+  match_out(out, mo);
+  return into(out, [&] { return at::div(ma, mb, mode); },
+              [&](const Shape& s, DType t) { return binary_value(div_mode_op(mode), a, b, s, t); });
+}
+Tensor floor_divide_fn(const Tensor& a, const Tensor& b) { return div_mode_fn(a, b, "floor"); }
+Tensor& floor_divide_ip(Tensor& a, const Tensor& b) { return div_mode_ip(a, b, "floor"); }
+
+Tensor pow_scalar_base(const c10::Scalar& a, const Tensor& b) { return pow_fn(wrap(a), b); }
+
+// --- ternary ---
+
+NodeRef where_value(const Tensor& c, const Tensor& a, const Tensor& b, const Shape& s, DType r) {
+  return where(operand(c, s, DType::Bool), operand(a, s, r), operand(b, s, r));
+}
+
+Tensor where_fn(const Tensor& c, const Tensor& a, const Tensor& b) {
+  return functional([&] { return at::where(to_meta(c), to_meta(a), to_meta(b)); },
+                    [&](const Shape& s, DType r) { return where_value(c, a, b, s, r); });
+}
+Tensor& where_out(const Tensor& c, const Tensor& a, const Tensor& b, Tensor& out) {
+  Tensor mo = to_meta(out);
+  at::where_outf(to_meta(c), to_meta(a), to_meta(b), mo);
+  match_out(out, mo);
+  return into(out, [&] { return at::where(to_meta(c), to_meta(a), to_meta(b)); },
+              [&](const Shape& s, DType r) { return where_value(c, a, b, s, r); });
+}
+
+// clamp: max(x, lo) then min(., hi), both NaN-propagating.
+NodeRef clamp_value(const Tensor& x, const c10::optional<Tensor>& lo,
+                    const c10::optional<Tensor>& hi, const Shape& s, DType r) {
+  NodeRef v = operand(x, s, r);
+  if (lo.has_value() && lo->defined()) v = binary(Op::Maximum, v, operand(*lo, s, r));
+  if (hi.has_value() && hi->defined()) v = binary(Op::Minimum, v, operand(*hi, s, r));
+  return v;
+}
+
+c10::optional<Tensor> wrap_opt(const c10::optional<c10::Scalar>& s) {
+  if (!s.has_value()) return c10::nullopt;
+  return wrap(*s);
+}
+
+Tensor clamp_t_fn(const Tensor& x, const c10::optional<Tensor>& lo, const c10::optional<Tensor>& hi) {
+  return functional([&] { return at::clamp(to_meta(x), to_meta(lo), to_meta(hi)); },
+                    [&](const Shape& s, DType r) { return clamp_value(x, lo, hi, s, r); });
+}
+Tensor& clamp_t_out(const Tensor& x, const c10::optional<Tensor>& lo,
+                    const c10::optional<Tensor>& hi, Tensor& out) {
+  Tensor mo = to_meta(out);
+  at::clamp_outf(to_meta(x), to_meta(lo), to_meta(hi), mo);
+  match_out(out, mo);
+  return into(out, [&] { return at::clamp(to_meta(x), to_meta(lo), to_meta(hi)); },
+              [&](const Shape& s, DType r) { return clamp_value(x, lo, hi, s, r); });
+}
+Tensor& clamp_t_ip(Tensor& x, const c10::optional<Tensor>& lo, const c10::optional<Tensor>& hi) {
+  Tensor mx = to_meta(x);
+  Tensor r = at::clamp(mx, to_meta(lo), to_meta(hi));
+  mx.clamp_(to_meta(lo), to_meta(hi));
+  return into(x, [&] { return r; },
+              [&](const Shape& s, DType t) { return clamp_value(x, lo, hi, s, t); });
+}
+Tensor clamp_fn(const Tensor& x, const c10::optional<c10::Scalar>& lo,
+                const c10::optional<c10::Scalar>& hi) {
+  Tensor meta = at::clamp(to_meta(x), lo, hi);
+  EngineLock g(engine_mutex());
+  Tensor out = result_like(meta);
+  assign(out, clamp_value(x, wrap_opt(lo), wrap_opt(hi), out_shape(out), dtype_of(meta)));
+  return out;
+}
+Tensor& clamp_ip(Tensor& x, const c10::optional<c10::Scalar>& lo,
+                 const c10::optional<c10::Scalar>& hi) {
+  Tensor mx = to_meta(x);
+  Tensor r = at::clamp(mx, lo, hi);
+  mx.clamp_(lo, hi);
+  return into(x, [&] { return r; }, [&](const Shape& s, DType t) {
+    return clamp_value(x, wrap_opt(lo), wrap_opt(hi), s, t);
+  });
+}
+Tensor& clamp_out(const Tensor& x, const c10::optional<c10::Scalar>& lo,
+                  const c10::optional<c10::Scalar>& hi, Tensor& out) {
+  Tensor mo = to_meta(out);
+  at::clamp_outf(to_meta(x), lo, hi, mo);
+  match_out(out, mo);
+  return into(out, [&] { return at::clamp(to_meta(x), lo, hi); }, [&](const Shape& s, DType t) {
+    return clamp_value(x, wrap_opt(lo), wrap_opt(hi), s, t);
+  });
+}
+
+// lerp: eager's two-sided formula, exact at both ends.
+NodeRef lerp_value(const Tensor& a, const Tensor& b, const Tensor& w, const Shape& s, DType r) {
+  NodeRef x = operand(a, s, r), y = operand(b, s, r), t = operand(w, s, r);
+  NodeRef diff = binary(Op::Sub, y, x);
+  NodeRef half = constant(Scalar::of_float(0.5), r, s), one = constant(Scalar::of_int(1), r, s);
+  NodeRef lo = binary(Op::Add, x, binary(Op::Mul, t, diff));
+  NodeRef hi = binary(Op::Sub, y, binary(Op::Mul, diff, binary(Op::Sub, one, t)));
+  NodeRef small = binary(Op::Lt, unary(Op::Abs, t), half);
+  return where(small, lo, hi);
+}
+Tensor lerp_t_fn(const Tensor& a, const Tensor& b, const Tensor& w) {
+  return functional([&] { return at::lerp(to_meta(a), to_meta(b), to_meta(w)); },
+                    [&](const Shape& s, DType r) { return lerp_value(a, b, w, s, r); });
+}
+Tensor lerp_s_fn(const Tensor& a, const Tensor& b, const c10::Scalar& w) { return lerp_t_fn(a, b, wrap(w)); }
+Tensor& lerp_t_ip(Tensor& a, const Tensor& b, const Tensor& w) {
+  Tensor ma = to_meta(a);
+  Tensor r = at::lerp(ma, to_meta(b), to_meta(w));
+  ma.lerp_(to_meta(b), to_meta(w));
+  return into(a, [&] { return r; }, [&](const Shape& s, DType t) { return lerp_value(a, b, w, s, t); });
+}
+Tensor& lerp_s_ip(Tensor& a, const Tensor& b, const c10::Scalar& w) { return lerp_t_ip(a, b, wrap(w)); }
+
+// addcmul / addcdiv: self + value * t1 (*|/) t2, associated as eager does.
+NodeRef addc_value(Op op, const Tensor& x, const Tensor& t1, const Tensor& t2,
+                   const c10::Scalar& value, const Shape& s, DType r) {
+  NodeRef prod = binary(Op::Mul, scalar_node(value, s, r), operand(t1, s, r));
+  return binary(Op::Add, operand(x, s, r), binary(op, prod, operand(t2, s, r)));
+}
+#define LOOM_ADDC(name, OP)                                                                     \
+  Tensor name##_fn(const Tensor& x, const Tensor& t1, const Tensor& t2, const c10::Scalar& v) { \
+    return functional([&] { return at::name(to_meta(x), to_meta(t1), to_meta(t2), v); },       \
+                      [&](const Shape& s, DType r) { return addc_value(Op::OP, x, t1, t2, v, s, r); }); \
+  }                                                                                             \
+  Tensor& name##_ip(Tensor& x, const Tensor& t1, const Tensor& t2, const c10::Scalar& v) {      \
+    Tensor mx = to_meta(x);                                                                     \
+    Tensor r = at::name(mx, to_meta(t1), to_meta(t2), v);                                       \
+    mx.name##_(to_meta(t1), to_meta(t2), v);                                                    \
+    return into(x, [&] { return r; },                                                           \
+                [&](const Shape& s, DType t) { return addc_value(Op::OP, x, t1, t2, v, s, t); }); \
+  }
+LOOM_ADDC(addcmul, Mul)
+LOOM_ADDC(addcdiv, Div)
+
+// --- fill ---
+
+Tensor& fill_scalar(Tensor& self, const c10::Scalar& v) {
+  EngineLock g(engine_mutex());
+  assign(self, scalar_node(v, out_shape(self), dtype_of(self)));
+  return self;
+}
+Tensor& fill_tensor(Tensor& self, const Tensor& v) {
+  TORCH_CHECK(v.dim() == 0, "fill_ only supports 0-dimension value tensor but got tensor with ",
+              v.dim(), " dimensions.");
+  EngineLock g(engine_mutex());
+  assign(self, operand(v, out_shape(self), dtype_of(self)));
+  return self;
+}
+Tensor& zero_fn(Tensor& self) { return fill_scalar(self, 0); }
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+#define REG_UNARY(name, OP)            \
+  m.impl(#name, name##_fn);            \
+  m.impl(#name "_", name##_ip);        \
+  m.impl(#name ".out", name##_out);
+  LOOM_UNARY_OPS(REG_UNARY)
+  m.impl("isnan", isnan_fn);
+  m.impl("isinf", isinf_fn);
+  m.impl("isfinite", isfinite_fn);
+  m.impl("relu", relu_fn);
+  m.impl("relu_", relu_ip);
+#define REG_BINARY(name, OP)                 \
+  m.impl(#name ".Tensor", name##_fn);        \
+  m.impl(#name "_.Tensor", name##_ip);       \
+  m.impl(#name ".Tensor_out", name##_out);
+  REG_BINARY(mul, Mul)
+  REG_BINARY(div, Div)
+  REG_BINARY(remainder, Remainder)
+  REG_BINARY(eq, Eq)
+  REG_BINARY(ne, Ne)
+  REG_BINARY(lt, Lt)
+  REG_BINARY(le, Le)
+  REG_BINARY(gt, Gt)
+  REG_BINARY(ge, Ge)
+  REG_BINARY(fmod, Fmod)
+  REG_BINARY(bitwise_and, BitAnd)
+  REG_BINARY(bitwise_or, BitOr)
+  REG_BINARY(bitwise_xor, BitXor)
+  REG_BINARY(bitwise_left_shift, Shl)
+  REG_BINARY(bitwise_right_shift, Shr)
+#define REG_SCALAR(name)                      \
+  m.impl(#name ".Scalar", name##_fn_s);       \
+  m.impl(#name "_.Scalar", name##_ip_s);      \
+  m.impl(#name ".Scalar_out", name##_out_s);
+  REG_SCALAR(remainder)
+  REG_SCALAR(eq)
+  REG_SCALAR(ne)
+  REG_SCALAR(lt)
+  REG_SCALAR(le)
+  REG_SCALAR(gt)
+  REG_SCALAR(ge)
+  REG_SCALAR(fmod)
+  REG_SCALAR(bitwise_and)
+  REG_SCALAR(bitwise_or)
+  REG_SCALAR(bitwise_xor)
+#define REG_PLAIN(name)                  \
+  m.impl(#name, name##_fn);              \
+  m.impl(#name "_", name##_ip);          \
+  m.impl(#name ".out", name##_out);
+  m.impl("maximum", maximum_fn);
+  m.impl("maximum.out", maximum_out);
+  m.impl("minimum", minimum_fn);
+  m.impl("minimum.out", minimum_out);
+  REG_PLAIN(atan2)
+  REG_PLAIN(logical_and)
+  REG_PLAIN(logical_or)
+  REG_PLAIN(logical_xor)
+  m.impl("pow.Tensor_Tensor", pow_fn);
+  m.impl("pow_.Tensor", pow_ip);
+  m.impl("pow.Tensor_Tensor_out", pow_out);
+  m.impl("pow.Tensor_Scalar", pow_fn_s);
+  m.impl("pow_.Scalar", pow_ip_s);
+  m.impl("pow.Tensor_Scalar_out", pow_out_s);
+  m.impl("pow.Scalar", pow_scalar_base);
+  m.impl("add.Tensor", add_fn);
+  m.impl("add_.Tensor", add_ip);
+  m.impl("add.out", add_out);
+  m.impl("add.Scalar", add_fn_s);
+  m.impl("add_.Scalar", add_ip_s);
+  m.impl("sub.Tensor", sub_fn);
+  m.impl("sub_.Tensor", sub_ip);
+  m.impl("sub.out", sub_out);
+  m.impl("sub.Scalar", sub_fn_s);
+  m.impl("sub_.Scalar", sub_ip_s);
+  m.impl("mul.Scalar", mul_fn_s);
+  m.impl("mul_.Scalar", mul_ip_s);
+  m.impl("div.Scalar", div_fn_s);
+  m.impl("div_.Scalar", div_ip_s);
+  m.impl("div.Tensor_mode", div_mode_fn);
+  m.impl("div_.Tensor_mode", div_mode_ip);
+  m.impl("div.out_mode", div_mode_out);
+  m.impl("floor_divide", floor_divide_fn);
+  m.impl("floor_divide_.Tensor", floor_divide_ip);
+  m.impl("where.self", where_fn);
+  m.impl("where.self_out", where_out);
+  m.impl("clamp", clamp_fn);
+  m.impl("clamp_", clamp_ip);
+  m.impl("clamp.out", clamp_out);
+  m.impl("clamp.Tensor", clamp_t_fn);
+  m.impl("clamp_.Tensor", clamp_t_ip);
+  m.impl("clamp.Tensor_out", clamp_t_out);
+  m.impl("lerp.Tensor", lerp_t_fn);
+  m.impl("lerp.Scalar", lerp_s_fn);
+  m.impl("lerp_.Tensor", lerp_t_ip);
+  m.impl("lerp_.Scalar", lerp_s_ip);
+  m.impl("addcmul", addcmul_fn);
+  m.impl("addcmul_", addcmul_ip);
+  m.impl("addcdiv", addcdiv_fn);
+  m.impl("addcdiv_", addcdiv_ip);
+  m.impl("fill_.Scalar", fill_scalar);
+  m.impl("fill_.Tensor", fill_tensor);
+  m.impl("zero_", zero_fn);
+}
+
+}  // namespace loom::aten

@@ -1,0 +1,70 @@
+// softmax and log_softmax forward, built from reductions (max and sum get kernels of
+// their own; the normalisation fuses into the consumer).
+#include <torch/library.h>
+
+#include <ATen/native/Resize.h>
+
+#include "aten/op_util.h"
+
+namespace loom::aten {
+
+namespace {
+
+using at::Tensor;
+
+NodeRef softmax_value(const Tensor& self, int64_t dim, bool log, DType out) {
+  Shape s = shape_of(self.sizes());
+  if (s.empty()) s = {1};  // a 0-dim input normalises over a single element
+  DType acc = is_reduced_float(out) ? DType::Float32 : out;
+  NodeRef x = cast(read_tensor(self.dim() == 0 ? self.reshape({1}) : self), acc);
+  std::vector<int> axis{int(at::maybe_wrap_dim(dim, self.dim() == 0 ? 1 : self.dim()))};
+  NodeRef m = expand(reduce(ReduceKind::Max, x, axis, acc), s);
+  NodeRef shifted = binary(Op::Sub, x, m);
+  NodeRef e = unary(Op::Exp, shifted);
+  NodeRef sum = expand(reduce(ReduceKind::Sum, e, axis, acc), s);
+  NodeRef r = log ? binary(Op::Sub, shifted, unary(Op::Log, sum)) : binary(Op::Div, e, sum);
+  r = cast(r, out);
+  if (self.dim() == 0) r = reindex(r, {}, IndexMap{{0}, {}, {}});
+  return r;
+}
+
+Tensor softmax_impl(const Tensor& self, int64_t dim, bool half_to_float, bool log) {
+  Tensor meta = log ? at::_log_softmax(to_meta(self), dim, half_to_float)
+                    : at::_softmax(to_meta(self), dim, half_to_float);
+  EngineLock g(engine_mutex());
+  Tensor out = result_like(meta);
+  assign(out, softmax_value(self, dim, log, to_loom(meta.scalar_type())));
+  return out;
+}
+
+Tensor softmax_fn(const Tensor& self, int64_t dim, bool half_to_float) {
+  return softmax_impl(self, dim, half_to_float, false);
+}
+Tensor log_softmax_fn(const Tensor& self, int64_t dim, bool half_to_float) {
+  return softmax_impl(self, dim, half_to_float, true);
+}
+Tensor& softmax_out(const Tensor& self, int64_t dim, bool half_to_float, Tensor& out) {
+  Tensor r = softmax_fn(self, dim, half_to_float);
+  at::native::resize_output(out, r.sizes());
+  EngineLock g(engine_mutex());
+  assign(out, read_tensor(r));
+  return out;
+}
+Tensor& log_softmax_out(const Tensor& self, int64_t dim, bool half_to_float, Tensor& out) {
+  Tensor r = log_softmax_fn(self, dim, half_to_float);
+  at::native::resize_output(out, r.sizes());
+  EngineLock g(engine_mutex());
+  assign(out, read_tensor(r));
+  return out;
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_softmax", softmax_fn);
+  m.impl("_softmax.out", softmax_out);
+  m.impl("_log_softmax", log_softmax_fn);
+  m.impl("_log_softmax.out", log_softmax_out);
+}
+
+}  // namespace loom::aten
