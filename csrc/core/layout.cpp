@@ -39,9 +39,9 @@ std::string View::str() const {
 }
 
 bool is_contiguous(const View& v) {
+  if (v.numel() == 0) return true;
   int64_t expect = 1;
   for (int64_t k = v.ndim() - 1; k >= 0; --k) {
-    if (v.sizes[k] == 0) return true;
     if (v.sizes[k] != 1 && v.strides[k] != expect) return false;
     expect *= v.sizes[k];
   }
