@@ -279,3 +279,29 @@ def test_fallback_is_counted_and_can_be_an_error(fresh_metrics, monkeypatch):
 def test_sync_runs():
     torch.ones(3).to(DEV)
     loom.sync()
+
+
+def test_printing_realizes():
+    x = torch.arange(6.0).to(DEV)
+    assert repr(x).startswith("tensor([0., 1., 2., 3., 4., 5.]")
+    assert "privateuseone" in repr(x) or "loom" in repr(x)
+
+
+def test_no_composite_op_is_shadowed():
+    # A PrivateUse1 kernel for a CompositeImplicitAutograd op hides the composite from
+    # AutogradPrivateUse1 too; without an autograd kernel of its own the op then fails
+    # with "Could not run ... from the 'AutogradPrivateUse1' backend".
+    C = torch._C
+    shadowed = []
+    for s in C._jit_get_all_schemas():
+        if not s.name.startswith("aten::"):
+            continue
+        name = s.name + ("." + s.overload_name if s.overload_name else "")
+        try:
+            if (C._dispatch_has_kernel_for_dispatch_key(name, "PrivateUse1")
+                    and C._dispatch_has_kernel_for_dispatch_key(name, "CompositeImplicitAutograd")
+                    and not C._dispatch_has_kernel_for_dispatch_key(name, "AutogradPrivateUse1")):
+                shadowed.append(name)
+        except RuntimeError:
+            pass  # schemas without a dispatcher entry
+    assert shadowed == []
