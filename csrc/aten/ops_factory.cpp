@@ -1,0 +1,319 @@
+// Factories (arange, linspace, eye) and in-place random fills. zeros/ones/full/*_like and
+// rand/randn/randint are composite in PyTorch and route to empty + fill_ or to these.
+//
+// NOTE [Loom RNG]: each random fill takes one 64-bit seed from the (default CPU or given)
+// generator and records a counter-based random leaf (rand_uniform / rand_normal) keyed by
+// that seed. torch.manual_seed therefore makes Loom streams reproducible, but the values
+// differ from the CPU device's stream: only the distributions agree.
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Dispatch.h>
+#include <ATen/core/DistributionsHelper.h>
+#include <ATen/Version.h>
+#include <ATen/Parallel.h>
+#include <torch/library.h>
+
+#include <cmath>
+#include <limits>
+
+#include "aten/op_util.h"
+
+namespace loom::aten {
+
+namespace {
+
+using at::Tensor;
+
+Shape shape_of_t(const Tensor& t) { return shape_of(t.sizes()); }
+DType dtype_of(const Tensor& t) { return to_loom(t.scalar_type()); }
+NodeRef cf(double v, DType t, const Shape& s) { return constant(Scalar::of_float(v), t, s); }
+NodeRef ci(int64_t v, DType t, const Shape& s) { return constant(Scalar::of_int(v), t, s); }
+
+// Resizes `out` to the meta result of an out= factory, as PyTorch does.
+void resize_like(Tensor& out, const Tensor& meta) {
+  if (out.sizes() != meta.sizes()) out.resize_(meta.sizes());
+}
+
+// --- arange: start + step * i, in PyTorch's accumulate type (int64, double, or float) ---
+
+Tensor& arange_out(const c10::Scalar& start, const c10::Scalar& end, const c10::Scalar& step,
+                   Tensor& out) {
+  Tensor meta = to_meta(out);
+  at::arange_outf(start, end, step, meta);
+  resize_like(out, meta);
+  EngineLock g(engine_mutex());
+  DType t = dtype_of(out);
+  DType acc = is_integral(t) ? DType::Int64 : t == DType::Float64 ? DType::Float64 : DType::Float32;
+  if (t == DType::Float32) acc = DType::Float64;  // CPU accumulates float in double
+  Shape s = shape_of_t(out);
+  auto sc = [&](const c10::Scalar& v) {
+    return acc == DType::Int64 ? ci(v.toLong(), acc, s) : cf(v.toDouble(), acc, s);
+  };
+  NodeRef v = binary(Op::Add, sc(start), binary(Op::Mul, sc(step), iota(acc, s, 0)));
+  assign(out, v);
+  return out;
+}
+
+// --- linspace: CPU's two-sided formula, each operation rounded in the result type ---
+
+// Rounds a float32-computed value to `t` when `t` is a reduced float (c10::Half arithmetic
+// rounds after every operation).
+NodeRef rounded(const NodeRef& v, DType t) {
+  if (!is_reduced_float(t)) return v;
+  return cast(cast(v, t), DType::Float32);
+}
+
+// Bytes in one at::vec::Vectorized of the CPU kernels torch dispatches to.
+int64_t vector_bytes() {
+  static const int64_t bytes =
+      at::show_config().find("CPU capability usage: AVX512") != std::string::npos ? 64 : 32;
+  return bytes;
+}
+
+Tensor& linspace_out(const c10::Scalar& start, const c10::Scalar& end, int64_t steps, Tensor& out) {
+  Tensor meta = to_meta(out);
+  at::linspace_outf(start, end, steps, meta);
+  TORCH_CHECK(out.scalar_type() != at::kBool, "\"linspace_cpu\" not implemented for 'Bool'");
+  resize_like(out, meta);
+  if (steps == 0) return out;
+  EngineLock g(engine_mutex());
+  DType t = dtype_of(out);
+  Shape s = shape_of_t(out);
+  if (steps == 1) {
+    assign(out, is_integral(t) ? ci(start.toLong(), DType::Int64, s) : cf(start.toDouble(), DType::Float64, s));
+    return out;
+  }
+  // Host values of start, end and step exactly as the CPU kernel computes them.
+  double a = 0, b = 0, st = 0;
+  DType c = DType::Float64;
+  AT_DISPATCH_ALL_TYPES_AND2(at::kHalf, at::kBFloat16, out.scalar_type(), "linspace_loom", [&] {
+    using step_t = std::conditional_t<std::is_integral<scalar_t>::value, double, scalar_t>;
+    const scalar_t s0 = start.to<scalar_t>(), s1 = end.to<scalar_t>();
+    const step_t step = (static_cast<step_t>(s1) - static_cast<step_t>(s0)) / (steps - 1);
+    a = static_cast<double>(s0), b = static_cast<double>(s1), st = static_cast<double>(step);
+    if (std::is_same<scalar_t, float>::value || std::is_same<scalar_t, at::Half>::value ||
+        std::is_same<scalar_t, at::BFloat16>::value)
+      c = DType::Float32;
+  });
+  // Values agree with CPU's to within an ulp of max(|start|, |end|): where the compilers
+  // contract a product and a sum into an fma differently, near-zero results differ more.
+  // CPU's loop: within full double-vector blocks, element c + j of the vector at c is
+  // base(c) + j * step, with base(c) the two-sided formula at c, rounded to the result type;
+  // the tail uses the formula per element. Emulated for the single-task case.
+  NodeRef stepc = cf(st, c, s);
+  auto mul = [&](const NodeRef& x, const NodeRef& y) { return rounded(binary(Op::Mul, x, y), t); };
+  auto formula = [&](const NodeRef& idx) {
+    NodeRef lo = rounded(binary(Op::Add, cf(a, c, s), mul(stepc, rounded(idx, t))), t);
+    NodeRef back = rounded(binary(Op::Sub, cf(double(steps - 1), c, s), idx), t);
+    NodeRef hi = rounded(binary(Op::Sub, cf(b, c, s), mul(stepc, back)), t);
+    NodeRef first = binary(Op::Lt, idx, cf(double(steps / 2), c, s));
+    NodeRef r = where(first, lo, hi);
+    return is_integral(t) ? unary(Op::Trunc, r) : r;  // stored as scalar_t
+  };
+  NodeRef i = iota(c, s, 0);
+  NodeRef v = formula(i);
+  const int64_t vec = vector_bytes() / int64_t(out.element_size());
+  if (steps <= at::internal::GRAIN_SIZE && steps >= 2 * vec) {
+    NodeRef j = binary(Op::Fmod, i, cf(double(vec), c, s));
+    NodeRef base = formula(binary(Op::Sub, i, j));
+    NodeRef in_vec = binary(Op::Lt, i, cf(double(steps / (2 * vec) * 2 * vec), c, s));
+    v = where(in_vec, rounded(binary(Op::Add, base, mul(rounded(j, t), stepc)), t), v);
+  }
+  if (is_integral(t)) v = unary(Op::Trunc, v);
+  assign(out, v);
+  return out;
+}
+
+// --- eye ---
+
+Tensor& eye_m_out(int64_t n, int64_t m, Tensor& out) {
+  TORCH_CHECK(n >= 0, "n must be greater or equal to 0, got ", n);
+  TORCH_CHECK(m >= 0, "m must be greater or equal to 0, got ", m);
+  out.resize_({n, m});
+  EngineLock g(engine_mutex());
+  Shape s = shape_of_t(out);
+  NodeRef diag = binary(Op::Eq, iota(DType::Int64, s, 0), iota(DType::Int64, s, 1));
+  assign(out, diag);
+  return out;
+}
+Tensor& eye_out(int64_t n, Tensor& out) { return eye_m_out(n, n, out); }
+
+// --- random fills ---
+
+uint64_t next_seed(const c10::optional<at::Generator>& gen) {
+  auto* g = at::get_generator_or_default<at::CPUGeneratorImpl>(gen, at::detail::getDefaultCPUGenerator());
+  std::lock_guard<std::mutex> lock(g->mutex_);
+  return g->random64();
+}
+
+void check_floating(const Tensor& self, const char* kernel) {
+  TORCH_CHECK(at::isFloatingType(self.scalar_type()), "\"", kernel, "\" not implemented for '",
+              toString(self.scalar_type()), "'");
+}
+
+// Uniform [0, 1) in the type that `self`'s values are computed in.
+DType rand_dtype(const Tensor& self) {
+  return self.scalar_type() == at::kDouble ? DType::Float64 : DType::Float32;
+}
+
+Tensor& uniform_ip(Tensor& self, double from, double to, c10::optional<at::Generator> gen) {
+  check_floating(self, "check_uniform_bounds");
+  to_meta(self).uniform_(from, to);
+  uint64_t seed = next_seed(gen);
+  EngineLock g(engine_mutex());
+  DType c = rand_dtype(self);
+  Shape s = shape_of_t(self);
+  NodeRef u = rand_uniform(c, s, seed, 0);
+  assign(self, binary(Op::Add, cf(from, c, s), binary(Op::Mul, cf(to - from, c, s), u)));
+  return self;
+}
+
+Tensor& normal_ip(Tensor& self, double mean, double std, c10::optional<at::Generator> gen) {
+  check_floating(self, "normal_kernel_cpu");
+  to_meta(self).normal_(mean, std);
+  uint64_t seed = next_seed(gen);
+  EngineLock g(engine_mutex());
+  DType c = rand_dtype(self);
+  Shape s = shape_of_t(self);
+  NodeRef n = rand_normal(c, s, seed, 0);
+  assign(self, binary(Op::Add, cf(mean, c, s), binary(Op::Mul, cf(std, c, s), n)));
+  return self;
+}
+
+// normal with tensor mean and/or std: mean + std * n, broadcast as PyTorch does.
+Tensor normal_value(const Tensor& meta, const c10::optional<Tensor>& mean_t, double mean,
+                    const c10::optional<Tensor>& std_t, double std,
+                    c10::optional<at::Generator> gen) {
+  uint64_t seed = next_seed(gen);
+  EngineLock g(engine_mutex());
+  Tensor out = result_like(meta);
+  DType c = rand_dtype(out);
+  Shape s = shape_of_t(out);
+  NodeRef m = mean_t ? operand(*mean_t, s, c) : cf(mean, c, s);
+  NodeRef d = std_t ? operand(*std_t, s, c) : cf(std, c, s);
+  assign(out, binary(Op::Add, m, binary(Op::Mul, d, rand_normal(c, s, seed, 0))));
+  return out;
+}
+Tensor normal_tf(const Tensor& mean, double std, c10::optional<at::Generator> gen) {
+  Tensor meta = at::normal(to_meta(mean), std);
+  return normal_value(meta, mean, 0, c10::nullopt, std, gen);
+}
+Tensor normal_ft(double mean, const Tensor& std, c10::optional<at::Generator> gen) {
+  Tensor meta = at::normal(mean, to_meta(std));
+  return normal_value(meta, c10::nullopt, mean, std, 0, gen);
+}
+Tensor normal_tt(const Tensor& mean, const Tensor& std, c10::optional<at::Generator> gen) {
+  Tensor meta = at::normal(to_meta(mean), to_meta(std));
+  return normal_value(meta, mean, 0, std, 0, gen);
+}
+
+Tensor& exponential_ip(Tensor& self, double lambd, c10::optional<at::Generator> gen) {
+  check_floating(self, "exponential_cpu");
+  TORCH_CHECK(lambd >= 0.0, "exponential_ expects lambda >= 0.0, but found lambda=", lambd);
+  to_meta(self).exponential_(lambd);
+  uint64_t seed = next_seed(gen);
+  EngineLock g(engine_mutex());
+  DType c = rand_dtype(self);
+  Shape s = shape_of_t(self);
+  NodeRef u = rand_uniform(c, s, seed, 0);
+  // -log(1 - u) / lambda; 1 - u lies in (0, 1].
+  NodeRef e = unary(Op::Neg, unary(Op::Log1p, unary(Op::Neg, u)));
+  assign(self, binary(Op::Div, e, cf(lambd, c, s)));
+  return self;
+}
+
+NodeRef bernoulli_value(const Tensor& self, const NodeRef& p, uint64_t seed) {
+  Shape s = shape_of_t(self);
+  return binary(Op::Lt, rand_uniform(p->dtype, s, seed, 0), p);
+}
+
+Tensor& bernoulli_float_ip(Tensor& self, double p, c10::optional<at::Generator> gen) {
+  TORCH_CHECK(0 <= p && p <= 1, "bernoulli_ expects p to be in [0, 1], but got p=", p);
+  to_meta(self).bernoulli_(p);
+  uint64_t seed = next_seed(gen);
+  EngineLock g(engine_mutex());
+  assign(self, bernoulli_value(self, cf(p, DType::Float64, shape_of_t(self)), seed));
+  return self;
+}
+
+Tensor& bernoulli_tensor_ip(Tensor& self, const Tensor& p, c10::optional<at::Generator> gen) {
+  check_operands("bernoulli_", {p});
+  to_meta(self).bernoulli_(to_meta(p));
+  uint64_t seed = next_seed(gen);
+  EngineLock g(engine_mutex());
+  DType c = p.scalar_type() == at::kDouble ? DType::Float64 : DType::Float32;
+  assign(self, bernoulli_value(self, operand(p, shape_of_t(self), c), seed));
+  return self;
+}
+
+// random_: integers uniform in [from, to_inc], computed in double. Ranges wider than 2^53
+// lose their low bits; the result is clamped to the range so that rounding never leaves it.
+void random_fill(Tensor& self, int64_t from, int64_t to_inc, c10::optional<at::Generator> gen) {
+  uint64_t seed = next_seed(gen);
+  EngineLock g(engine_mutex());
+  Shape s = shape_of_t(self);
+  const DType c = DType::Float64;
+  double range = double(to_inc) - double(from) + 1.0;
+  double lo = double(from), hi = double(to_inc);  // then moved inside [from, to_inc]
+  if ((long double)hi > (long double)to_inc) hi = std::nextafter(hi, -INFINITY);
+  if ((long double)lo < (long double)from) lo = std::nextafter(lo, INFINITY);
+  NodeRef u = rand_uniform(c, s, seed, 0);
+  NodeRef v = binary(Op::Add, cf(double(from), c, s), unary(Op::Floor, binary(Op::Mul, u, cf(range, c, s))));
+  v = binary(Op::Minimum, binary(Op::Maximum, v, cf(lo, c, s)), cf(hi, c, s));
+  assign(self, v);
+}
+
+// The largest value random_ draws without an explicit `to` (as CPU's random_from_to).
+int64_t default_to_inc(const Tensor& self) {
+  int64_t r = 0;
+  AT_DISPATCH_ALL_TYPES_AND3(at::kBool, at::kHalf, at::kBFloat16, self.scalar_type(), "random_loom", [&] {
+    if (std::is_floating_point<scalar_t>::value || std::is_same<scalar_t, at::Half>::value ||
+        std::is_same<scalar_t, at::BFloat16>::value)
+      r = int64_t(1) << std::numeric_limits<scalar_t>::digits;
+    else if (std::is_same<scalar_t, bool>::value)
+      r = 1;
+    else
+      r = static_cast<int64_t>(std::numeric_limits<scalar_t>::max());
+  });
+  return r;
+}
+
+Tensor& random_ip(Tensor& self, c10::optional<at::Generator> gen) {
+  to_meta(self).random_();
+  random_fill(self, 0, default_to_inc(self), gen);
+  return self;
+}
+
+Tensor& random_to_ip(Tensor& self, int64_t to, c10::optional<at::Generator> gen) {
+  to_meta(self).random_(to);
+  random_fill(self, 0, to - 1, gen);
+  return self;
+}
+
+Tensor& random_from_ip(Tensor& self, int64_t from, c10::optional<int64_t> to,
+                       c10::optional<at::Generator> gen) {
+  to_meta(self).random_(from, to);
+  random_fill(self, from, to.has_value() ? *to - 1 : default_to_inc(self), gen);
+  return self;
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("arange.start_out", arange_out);
+  m.impl("linspace.out", linspace_out);
+  m.impl("eye.out", eye_out);
+  m.impl("eye.m_out", eye_m_out);
+  m.impl("uniform_", uniform_ip);
+  m.impl("normal_", normal_ip);
+  m.impl("normal.Tensor_float", normal_tf);
+  m.impl("normal.float_Tensor", normal_ft);
+  m.impl("normal.Tensor_Tensor", normal_tt);
+  m.impl("exponential_", exponential_ip);
+  m.impl("bernoulli_.float", bernoulli_float_ip);
+  m.impl("bernoulli_.Tensor", bernoulli_tensor_ip);
+  m.impl("random_", random_ip);
+  m.impl("random_.to", random_to_ip);
+  m.impl("random_.from", random_from_ip);
+}
+
+}  // namespace loom::aten

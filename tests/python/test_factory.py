@@ -1,0 +1,312 @@
+"""Factories and random fills on Loom, compared with CPU torch.
+
+Random values come from Loom's own counter-based generator (seeded from torch's default
+generator), so they are checked by their statistics, not against CPU's stream.
+"""
+import math
+
+import pytest
+import torch
+
+import loom
+
+D = loom.device
+FLOATS = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
+INTS = [torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64]
+
+
+@pytest.fixture(autouse=True)
+def no_fallbacks():
+    loom.reset_metrics()
+    yield
+    assert loom.metrics()["fallbacks"] == {}
+
+
+def same(loom_t, cpu_t, **kw):
+    assert loom_t.device.type == D.type
+    assert loom_t.dtype == cpu_t.dtype
+    assert loom_t.shape == cpu_t.shape
+    assert loom_t.stride() == cpu_t.stride()
+    torch.testing.assert_close(loom_t.cpu(), cpu_t, equal_nan=True, **kw)
+
+
+# --- deterministic factories ---
+
+CASES = {
+    "empty_strided": lambda **d: torch.empty_strided((2, 3), (1, 2), **d).fill_(1.5),
+    "zeros_int64": lambda **d: torch.zeros(2, 3, dtype=torch.int64, **d),
+    "ones": lambda **d: torch.ones(4, **d),
+    "ones_bool": lambda **d: torch.ones(2, 2, dtype=torch.bool, **d),
+    "full": lambda **d: torch.full((2, 3), 7.0, **d),
+    "full_int": lambda **d: torch.full((3,), 7, **d),
+    "full_0dim": lambda **d: torch.full((), -2.5, **d),
+    "zeros_empty": lambda **d: torch.zeros(0, 3, **d),
+    "arange_step": lambda **d: torch.arange(0, 10, 3, **d),
+    "arange_float": lambda **d: torch.arange(10.0, **d),
+    "arange_frac": lambda **d: torch.arange(1, 2, 0.1, **d),
+    "arange_neg": lambda **d: torch.arange(5, -5, -1.5, **d),
+    "arange_dtype": lambda **d: torch.arange(0, 7, dtype=torch.int8, **d),
+    "arange_half": lambda **d: torch.arange(0, 20, 0.5, dtype=torch.float16, **d),
+    "arange_double": lambda **d: torch.arange(-1, 1, 0.01, dtype=torch.float64, **d),
+    "arange_empty": lambda **d: torch.arange(3, 3, **d),
+    "linspace": lambda **d: torch.linspace(0, 1, 7, **d),
+    "linspace_one": lambda **d: torch.linspace(2, 5, 1, **d),
+    "linspace_zero": lambda **d: torch.linspace(2, 5, 0, **d),
+    "linspace_int_exact": lambda **d: torch.linspace(0, 20, 11, dtype=torch.int64, **d),
+    "linspace_double": lambda **d: torch.linspace(-3.3, 17.9, 101, dtype=torch.float64, **d),
+    "eye": lambda **d: torch.eye(3, **d),
+    "eye_rect": lambda **d: torch.eye(3, 5, **d),
+    "eye_int": lambda **d: torch.eye(4, 2, dtype=torch.int32, **d),
+    "eye_bool": lambda **d: torch.eye(3, dtype=torch.bool, **d),
+    "scalar_tensor": lambda **d: torch.scalar_tensor(3.5, **d),
+    "tensor": lambda **d: torch.tensor([[1, 2], [3, 4]], **d),
+}
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_factory(name):
+    fn = CASES[name]
+    same(fn(device=D), fn())
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("args", [(0, 1, 7), (-3.3, 17.9, 1001), (5, -3, 50), (-100, 100, 33),
+                                  (-3.3, 100, 200)])
+def test_linspace_float(dtype, args):
+    # Loom mirrors CPU's vectorized loop; fma contraction differs between the compilers, so
+    # allow one ulp of the endpoints' magnitude (near-zero elements lose relative precision).
+    got, want = torch.linspace(*args, dtype=dtype, device=D).cpu(), torch.linspace(*args, dtype=dtype)
+    ulp = torch.finfo(dtype).eps * max(abs(args[0]), abs(args[1]))
+    assert ((got.double() - want.double()).abs() <= ulp).all()
+    assert got[0] == want[0] and got[-1] == want[-1]
+
+
+def test_linspace_bool_raises():
+    with pytest.raises(RuntimeError):
+        torch.linspace(0, 1, 3, dtype=torch.bool)
+    with pytest.raises(RuntimeError):
+        torch.linspace(0, 1, 3, dtype=torch.bool, device=D)
+
+
+@pytest.mark.parametrize("bad", [lambda **d: torch.arange(0, 10, 0, **d),
+                                 lambda **d: torch.arange(0, 10, -1, **d),
+                                 lambda **d: torch.linspace(0, 1, -1, **d),
+                                 lambda **d: torch.eye(-1, **d)])
+def test_factory_errors(bad):
+    with pytest.raises(RuntimeError):
+        bad()
+    with pytest.raises(RuntimeError):
+        bad(device=D)
+
+
+def test_out_variants():
+    out = torch.empty(0, device=D)
+    torch.arange(0, 5, out=out)
+    same(out, torch.arange(0, 5, out=torch.empty(0)))
+    out = torch.empty(2, 2, dtype=torch.float64, device=D)
+    torch.linspace(0, 1, 5, out=out)
+    same(out, torch.linspace(0, 1, 5, dtype=torch.float64))
+    out = torch.empty(1, device=D, dtype=torch.int64)
+    torch.eye(2, 3, out=out)
+    same(out, torch.eye(2, 3, dtype=torch.int64))
+
+
+def test_arange_into_view():
+    base = torch.zeros(4, 6, device=D)
+    torch.arange(4.0, out=base[:, 1])
+    ref = torch.zeros(4, 6)
+    torch.arange(4.0, out=ref[:, 1])
+    same(base, ref)
+
+
+LIKE = {
+    "empty_like": lambda t: torch.empty_like(t).fill_(2),
+    "zeros_like": torch.zeros_like,
+    "ones_like": torch.ones_like,
+    "full_like": lambda t: torch.full_like(t, 3),
+    "zeros_like_dtype": lambda t: torch.zeros_like(t, dtype=torch.int32),
+    "new_zeros": lambda t: t.new_zeros(2, 3),
+    "new_ones": lambda t: t.new_ones(4),
+    "new_full": lambda t: t.new_full((2,), 9.0),
+    "new_empty_strided": lambda t: t.new_empty_strided((2, 2), (1, 2)).fill_(1),
+}
+
+
+@pytest.mark.parametrize("name", LIKE)
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced"])
+def test_like(name, layout):
+    def make(dev):
+        t = torch.arange(24.0).reshape(4, 6).to(dev)
+        return {"contiguous": t, "transposed": t.t(), "sliced": t[:, ::2]}[layout]
+
+    same(LIKE[name](make(D)), LIKE[name](make("cpu")))
+
+
+# --- random fills ---
+
+N = 100_000
+
+
+def stats(x):
+    x = x.cpu().double()
+    return x.mean().item(), x.std().item(), x.min().item(), x.max().item()
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_rand(dtype):
+    x = torch.rand(N, dtype=dtype, device=D)
+    assert x.dtype == dtype and x.shape == (N,)
+    mean, std, lo, hi = stats(x)
+    assert abs(mean - 0.5) < 0.01 and abs(std - math.sqrt(1 / 12)) < 0.01
+    assert lo >= 0 and hi <= 1 and (hi < 1 or dtype in (torch.float16, torch.bfloat16))
+
+
+def test_uniform_range():
+    x = torch.empty(N, device=D).uniform_(-3, 5)
+    mean, std, lo, hi = stats(x)
+    assert abs(mean - 1) < 0.05 and abs(std - 8 / math.sqrt(12)) < 0.05
+    assert -3 <= lo and hi < 5
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16])
+def test_randn(dtype):
+    x = torch.randn(N, dtype=dtype, device=D)
+    assert x.dtype == dtype
+    mean, std, _, _ = stats(x)
+    assert abs(mean) < 0.02 and abs(std - 1) < 0.02
+
+
+def test_normal_params():
+    mean, std, _, _ = stats(torch.empty(N, device=D).normal_(3, 0.5))
+    assert abs(mean - 3) < 0.01 and abs(std - 0.5) < 0.01
+    m = torch.full((N,), 2.0, device=D)
+    for x, (em, es) in [(torch.normal(m, 3.0), (2, 3)), (torch.normal(-1.0, m), (-1, 2)),
+                        (torch.normal(m, m), (2, 2))]:
+        assert x.device.type == D.type and x.shape == (N,)
+        mean, std, _, _ = stats(x)
+        assert abs(mean - em) < 0.05 and abs(std - es) < 0.05
+
+
+def test_normal_broadcast_shape():
+    x = torch.normal(torch.zeros(3, 1, device=D), torch.ones(1, 4, device=D))
+    assert x.shape == torch.normal(torch.zeros(3, 1), torch.ones(1, 4)).shape
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.bool, torch.uint8])
+def test_bernoulli_float(dtype):
+    x = torch.empty(N, dtype=dtype, device=D).bernoulli_(0.3)
+    assert x.dtype == dtype
+    xc = x.cpu()
+    assert ((xc == 0) | (xc == 1)).all()
+    assert abs(xc.double().mean().item() - 0.3) < 0.01
+
+
+def test_bernoulli_tensor():
+    p = torch.cat([torch.zeros(N // 2), torch.full((N // 2,), 0.8)]).to(D)
+    x = torch.bernoulli(p).cpu()
+    assert (x[: N // 2] == 0).all()
+    assert abs(x[N // 2:].mean().item() - 0.8) < 0.01
+    y = torch.empty(N, device=D).bernoulli_(p).cpu()
+    assert abs(y.mean().item() - 0.4) < 0.01
+    z = torch.bernoulli(torch.full((N,), 0.25, device=D), 0.6).cpu()  # bernoulli.p
+    assert abs(z.mean().item() - 0.6) < 0.01
+
+
+def test_exponential():
+    mean, std, lo, _ = stats(torch.empty(N, device=D).exponential_(2.0))
+    assert abs(mean - 0.5) < 0.01 and abs(std - 0.5) < 0.02 and lo >= 0
+
+
+@pytest.mark.parametrize("dtype", INTS + [torch.float32])
+def test_randint(dtype):
+    x = torch.randint(3, 10, (N,), dtype=dtype, device=D)
+    assert x.dtype == dtype
+    xc = x.cpu()
+    assert xc.min() == 3 and xc.max() == 9
+    assert (xc == xc.round()).all()
+    counts = torch.bincount(xc.long())[3:]
+    assert (counts - N / 7).abs().max() < 0.05 * N / 7
+
+
+@pytest.mark.parametrize("dtype", INTS + FLOATS + [torch.bool])
+def test_random_default_range(dtype):
+    x = torch.empty(N, dtype=dtype, device=D).random_().cpu()
+    if dtype == torch.bool:
+        hi = 1
+    elif dtype.is_floating_point:
+        hi = 2 ** {torch.float32: 24, torch.float64: 53, torch.float16: 11, torch.bfloat16: 8}[dtype]
+    else:
+        hi = torch.iinfo(dtype).max
+    xd = x.double()
+    assert xd.min() >= 0 and xd.max() <= hi
+    assert abs(xd.mean().item() / hi - 0.5) < 0.02
+    assert (xd == xd.round()).all()
+
+
+def test_random_to_and_from():
+    x = torch.empty(N, dtype=torch.int64, device=D).random_(5).cpu()
+    assert x.min() == 0 and x.max() == 4
+    x = torch.empty(N, dtype=torch.int16, device=D).random_(-7, 3).cpu()
+    assert x.min() == -7 and x.max() == 2
+    x = torch.empty(N, dtype=torch.int8, device=D).random_(100, None).cpu()
+    assert x.min() == 100 and x.max() == 127
+    big = torch.empty(N, dtype=torch.int64, device=D).random_(-2 ** 63, None).cpu()
+    assert (big < 0).any() and (big > 0).any()
+    assert abs(big.double().mean().item()) / 2.0 ** 63 < 0.02
+
+
+@pytest.mark.parametrize("bad", [
+    lambda **d: torch.empty(3, **d).uniform_(2, 1),
+    lambda **d: torch.empty(3, dtype=torch.int64, **d).uniform_(),
+    lambda **d: torch.empty(3, dtype=torch.int64, **d).normal_(),
+    lambda **d: torch.empty(3, **d).normal_(0, -1),
+    lambda **d: torch.empty(3, **d).bernoulli_(1.5),
+    lambda **d: torch.empty(3, **d).exponential_(-1),
+    lambda **d: torch.empty(3, dtype=torch.int8, **d).random_(0, 1000),
+    lambda **d: torch.empty(3, **d).random_(5, 2),
+])
+def test_random_errors(bad):
+    with pytest.raises(RuntimeError):
+        bad()
+    with pytest.raises(RuntimeError):
+        bad(device=D)
+
+
+@pytest.mark.parametrize("fn", [lambda: torch.rand(1000, device=D),
+                                lambda: torch.randn(1000, device=D),
+                                lambda: torch.randint(0, 1000, (1000,), device=D),
+                                lambda: torch.empty(1000, device=D).bernoulli_(0.5),
+                                lambda: torch.empty(1000, device=D).exponential_()])
+def test_seeding(fn):
+    torch.manual_seed(123)
+    a, b = fn().cpu(), fn().cpu()
+    torch.manual_seed(123)
+    a2 = fn().cpu()
+    torch.manual_seed(124)
+    c = fn().cpu()
+    assert torch.equal(a, a2)
+    assert not torch.equal(a, b) and not torch.equal(a, c)
+
+
+def test_explicit_generator():
+    g = torch.Generator().manual_seed(7)
+    a = torch.rand(100, device=D, generator=g).cpu()
+    g.manual_seed(7)
+    assert torch.equal(a, torch.rand(100, device=D, generator=g).cpu())
+
+
+def test_rand_like_and_views():
+    t = torch.zeros(40, 60, device=D).t()
+    r = torch.rand_like(t)
+    assert r.stride() == torch.rand_like(torch.zeros(40, 60).t()).stride()
+    rn = torch.randn_like(t)
+    assert rn.shape == (60, 40)
+    ri = torch.randint_like(t, 4, 8).cpu()
+    assert ri.min() >= 4 and ri.max() <= 7
+    # a fill of a non-contiguous view writes only the view, and the base sees it
+    base = torch.zeros(100, 200, device=D)
+    base[:, ::2].uniform_(1, 2)
+    bc = base.cpu()
+    assert (bc[:, 1::2] == 0).all()
+    assert (bc[:, ::2] >= 1).all() and (bc[:, ::2] < 2).all()
+    assert bc[:, ::2].unique().numel() > 9000
