@@ -1,0 +1,403 @@
+"""Reductions and scans on Loom against CPU torch: values, dtypes, shapes, errors, kernels."""
+import os
+
+import pytest
+import torch
+
+import loom
+
+ALL_DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16,
+              torch.int32, torch.int64, torch.uint8, torch.bool]
+FLOAT_DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
+
+# (name, view of a (4, 6) base) — every view is taken the same way on both devices.
+LAYOUTS = [
+    ("contiguous", lambda t: t),
+    ("transposed", lambda t: t.t()),
+    ("stepped", lambda t: t[:, ::2]),
+    ("expanded", lambda t: t[:1].expand(4, 6)),
+    ("zero_dim", lambda t: t[1, 2]),
+    ("zero_rows", lambda t: t[:0]),
+    ("zero_cols", lambda t: t[:, :0]),
+]
+
+
+@pytest.fixture(autouse=True)
+def no_fallback(monkeypatch):
+    """Every op here must run on Loom: a fallback raises, and none may be counted."""
+    monkeypatch.setenv("LOOM_FALLBACK", "error")
+    loom.reset_metrics()
+    yield
+    assert loom.metrics()["fallbacks"] == {}
+
+
+def make(dtype, shape=(4, 6), seed=0):
+    g = torch.Generator().manual_seed(seed)
+    if dtype == torch.bool:
+        return torch.rand(shape, generator=g) > 0.5
+    if dtype.is_floating_point:
+        return torch.randn(shape, generator=g).to(dtype)
+    lo = 0 if dtype == torch.uint8 else -4
+    return torch.randint(lo, 5, shape, generator=g).to(dtype)
+
+
+def _call(fn, x):
+    try:
+        return fn(x), None
+    except Exception as e:  # noqa: BLE001 - the type is what is compared
+        return None, e
+
+
+def _compare(got, want, atol=None, rtol=None):
+    if isinstance(want, (tuple, list)):
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            _compare(g, w, atol, rtol)
+        return
+    assert got.device == loom.device
+    assert got.dtype == want.dtype
+    assert got.shape == want.shape
+    torch.testing.assert_close(got.cpu(), want, atol=atol, rtol=rtol, equal_nan=True)
+
+
+HALVES = (torch.float16, torch.bfloat16)
+
+
+def _halve(r, dtype):
+    if isinstance(r, tuple):
+        return tuple(_halve(t, dtype) for t in r)
+    return r.to(dtype) if r.dtype == torch.float32 else r
+
+
+def check(fn, x, atol=None, rtol=None):
+    """fn on a CPU tensor and on its Loom copy agree, or raise the same exception type."""
+    want, want_err = _call(fn, x)
+    got, got_err = _call(fn, x.to(loom.device))
+    if want_err is not None and "not implemented for" in str(want_err) and x.dtype in HALVES:
+        # The CPU lacks this kernel for half types: the reference runs in float32.
+        want = _halve(fn(x.float()), x.dtype)
+        want_err = None
+    if want_err is not None:
+        assert got_err is not None, f"CPU raised {want_err!r}, Loom did not"
+        assert type(got_err) is type(want_err), f"{got_err!r} vs CPU {want_err!r}"
+        return
+    assert got_err is None, f"Loom raised {got_err!r}, CPU gave a result"
+    _compare(got, want, atol, rtol)
+
+
+def tol(dtype):
+    # Accumulation order differs from eager's cascade sums.
+    if dtype == torch.float16:
+        return dict(atol=1e-2, rtol=1e-2)
+    if dtype == torch.bfloat16:
+        return dict(atol=5e-2, rtol=2e-2)
+    return dict(atol=1e-5, rtol=1e-5) if dtype == torch.float32 else {}
+
+
+# --- every op, every dtype, contiguous ---
+
+SUM_LIKE = {
+    "sum_all": lambda t: t.sum(),
+    "sum_dim": lambda t: t.sum(1),
+    "sum_dims_keep": lambda t: t.sum((0, 1), keepdim=True),
+    "sum_empty_list": lambda t: torch.sum(t, []),
+    "sum_neg": lambda t: t.sum(-1, keepdim=True),
+    "prod_all": lambda t: t.prod(),
+    "prod_dim": lambda t: t.prod(0),
+    "prod_neg_keep": lambda t: t.prod(-1, keepdim=True),
+    "amax": lambda t: t.amax(1),
+    "amin_multi": lambda t: t.amin((0, 1)),
+    "amax_keep": lambda t: t.amax(-2, keepdim=True),
+    "max_all": lambda t: t.max(),
+    "min_all": lambda t: t.min(),
+    "max_dim": lambda t: tuple(t.max(1)),
+    "min_dim_keep": lambda t: tuple(t.min(0, keepdim=True)),
+    "argmax_all": lambda t: t.argmax(),
+    "argmin_dim": lambda t: t.argmin(1),
+    "argmax_keep": lambda t: t.argmax(-1, keepdim=True),
+    "all": lambda t: t.all(),
+    "any": lambda t: t.any(),
+    "all_dim": lambda t: t.all(1),
+    "any_dim_keep": lambda t: t.any(0, keepdim=True),
+    "cumsum": lambda t: t.cumsum(1),
+    "cumsum_neg": lambda t: t.cumsum(-2),
+    "cumprod": lambda t: t.cumprod(0),
+    "mean_all": lambda t: t.mean(),
+    "mean_dim": lambda t: t.mean(1),
+    "mean_multi_keep": lambda t: t.mean((0, -1), keepdim=True),
+    "var": lambda t: t.var(),
+    "var_dim": lambda t: t.var(1),
+    "std_dim_keep": lambda t: t.std(0, keepdim=True),
+    "var_corr0": lambda t: torch.var(t, 1, correction=0),
+    "var_mean": lambda t: torch.var_mean(t, 1),
+    "std_mean": lambda t: torch.std_mean(t, (0, 1), correction=0),
+    "logsumexp": lambda t: torch.logsumexp(t, 1),
+    "logsumexp_multi_keep": lambda t: torch.logsumexp(t, (0, 1), keepdim=True),
+    "vector_norm": lambda t: torch.linalg.vector_norm(t),
+    "vector_norm_1": lambda t: torch.linalg.vector_norm(t, 1, dim=1),
+    "vector_norm_inf": lambda t: torch.linalg.vector_norm(t, float("inf"), dim=0),
+    "vector_norm_ninf": lambda t: torch.linalg.vector_norm(t, float("-inf"), dim=0),
+    "vector_norm_0": lambda t: torch.linalg.vector_norm(t, 0, dim=1, keepdim=True),
+    "vector_norm_3": lambda t: torch.linalg.vector_norm(t, 3, dim=-1),
+    "norm": lambda t: t.norm(),
+    "norm_dim": lambda t: t.norm(dim=1),
+    "norm_p1": lambda t: t.norm(p=1, dim=0, keepdim=True),
+}
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
+@pytest.mark.parametrize("op", list(SUM_LIKE), ids=str)
+def test_op_dtypes(op, dtype):
+    x = make(dtype)
+    if dtype.is_floating_point and op.startswith(("prod", "cumprod")):
+        x = x * 0.5 + 1  # keeps the products representable
+    check(SUM_LIKE[op], x, **tol(dtype))
+
+
+# --- layouts: views, 0-dim, zero-size ---
+
+LAYOUT_OPS = {
+    "sum0": lambda t: t.sum(0),
+    "sum_neg_keep": lambda t: t.sum(-1, keepdim=True),
+    "sum_all": lambda t: t.sum(),
+    "mean": lambda t: t.mean(0),
+    "prod": lambda t: t.prod(-1),
+    "amax": lambda t: t.amax(0),
+    "max_all": lambda t: t.max(),
+    "max_dim": lambda t: tuple(t.max(-1)),
+    "min_dim": lambda t: tuple(t.min(0, keepdim=True)),
+    "argmax_all": lambda t: t.argmax(),
+    "argmin_dim": lambda t: t.argmin(0),
+    "all": lambda t: t.all(0),
+    "any": lambda t: t.any(),
+    "var": lambda t: t.var(0),
+    "std_all": lambda t: t.std(),
+    "logsumexp": lambda t: torch.logsumexp(t, -1),
+    "norm": lambda t: torch.linalg.vector_norm(t, dim=0),
+    "norm_inf": lambda t: torch.linalg.vector_norm(t, float("inf"), dim=0),
+    "cumsum": lambda t: t.cumsum(0),
+    "cumprod": lambda t: t.cumprod(-1),
+}
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int32, torch.float16], ids=str)
+@pytest.mark.parametrize("layout", [l[0] for l in LAYOUTS])
+@pytest.mark.parametrize("op", list(LAYOUT_OPS))
+def test_layouts(op, layout, dtype):
+    view = dict(LAYOUTS)[layout]
+    base = make(dtype, (4, 6), seed=1)
+    check(lambda t: LAYOUT_OPS[op](view(t)), base, **tol(dtype))
+
+
+# --- dtype= and out= ---
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.int64, torch.float16, torch.float32])
+def test_dtype_argument(dtype):
+    x = make(torch.int32) if not dtype.is_floating_point else make(torch.float32)
+    check(lambda t: t.sum(1, dtype=dtype), x, **tol(dtype))
+    if dtype != torch.float16:  # the CPU has no float16 prod or cumsum
+        check(lambda t: t.prod(dtype=dtype), x, **tol(dtype))
+        check(lambda t: t.cumsum(0, dtype=dtype), x, **tol(dtype))
+    if dtype.is_floating_point:
+        check(lambda t: t.mean(0, dtype=dtype), x, **tol(dtype))
+        check(lambda t: torch.linalg.vector_norm(t, dim=1, dtype=torch.float64), make(torch.float32))
+
+
+def _out(fn, like_dtype, shape=(0,)):
+    def run(t):
+        out = torch.empty(shape, dtype=like_dtype, device=t.device)
+        r = fn(t, out)
+        assert r is out or (isinstance(r, tuple) and r[0] is out)
+        return out
+    return run
+
+
+OUT_OPS = {
+    "sum": (lambda t, o: torch.sum(t, 1, out=o), torch.float32),
+    "sum_keep": (lambda t, o: torch.sum(t, (0, 1), keepdim=True, out=o), torch.float32),
+    "mean": (lambda t, o: torch.mean(t, 0, out=o), torch.float32),
+    "prod": (lambda t, o: torch.prod(t, 1, out=o), torch.float32),
+    "amax": (lambda t, o: torch.amax(t, 1, out=o), torch.float32),
+    "amin": (lambda t, o: torch.amin(t, 0, keepdim=True, out=o), torch.float32),
+    "argmax": (lambda t, o: torch.argmax(t, 1, out=o), torch.int64),
+    "argmin": (lambda t, o: torch.argmin(t, out=o), torch.int64),
+    "all": (lambda t, o: torch.all(t, 1, out=o), torch.bool),
+    "any": (lambda t, o: torch.any(t, 0, out=o), torch.bool),
+    "var": (lambda t, o: torch.var(t, 1, out=o), torch.float32),
+    "std": (lambda t, o: torch.std(t, 0, correction=0, out=o), torch.float32),
+    "logsumexp": (lambda t, o: torch.logsumexp(t, 1, out=o), torch.float32),
+    "vector_norm": (lambda t, o: torch.linalg.vector_norm(t, dim=1, out=o), torch.float32),
+    "cumsum": (lambda t, o: torch.cumsum(t, 1, out=o), torch.float32),
+    "cumprod": (lambda t, o: torch.cumprod(t, 0, out=o), torch.float32),
+}
+
+
+@pytest.mark.parametrize("op", list(OUT_OPS))
+def test_out(op):
+    fn, dtype = OUT_OPS[op]
+    check(_out(fn, dtype), make(torch.float32))
+
+
+def test_out_noncontiguous():
+    def run(t):
+        out = torch.zeros(6, 4, device=t.device).t()
+        torch.sum(t, 2, out=out)
+        torch.cumsum(t[:, :, 0], 0, out=out)
+        return out
+    check(run, make(torch.float32, (4, 6, 3)))
+
+
+@pytest.mark.parametrize("op", ["max", "min"])
+def test_max_min_dim_out(op):
+    def run(t):
+        v = torch.empty(0, device=t.device)
+        i = torch.empty(0, dtype=torch.long, device=t.device)
+        r = getattr(torch, op)(t, 1, out=(v, i))
+        assert r[0] is v and r[1] is i
+        return v, i
+    check(run, make(torch.float32))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.float16])
+def test_cumsum_inplace(dtype):
+    def run(t):
+        t = t + 0
+        v = t[:, 1:]
+        v.cumsum_(1)
+        t.cumprod_(0)
+        return t
+    check(run, make(dtype), **tol(dtype))
+
+
+# --- semantics ---
+
+def test_nan_and_inf():
+    x = torch.tensor([[1.0, float("nan"), 3.0, float("nan")],
+                      [float("inf"), 2.0, float("-inf"), 0.0],
+                      [float("-inf"), float("-inf"), float("-inf"), float("-inf")]])
+    for fn in [lambda t: t.amax(1), lambda t: t.amin(1), lambda t: tuple(t.max(1)),
+               lambda t: tuple(t.min(1)), lambda t: t.argmax(1), lambda t: t.argmin(1),
+               lambda t: t.argmax(), lambda t: torch.logsumexp(t, 1), lambda t: t.sum(1),
+               lambda t: torch.logsumexp(t[1:], 1), lambda t: torch.logsumexp(t[2:], (0, 1))]:
+        check(fn, x)
+
+
+def test_argmax_first_occurrence():
+    x = torch.tensor([[1, 3, 3, 0], [2, 2, 2, 2], [5, 1, 5, 5]], dtype=torch.float32)
+    for fn in [lambda t: t.argmax(1), lambda t: t.argmin(1), lambda t: t.argmax(0),
+               lambda t: tuple(t.max(1)), lambda t: tuple(t.min(0)), lambda t: t.t().argmax()]:
+        check(fn, x)
+
+
+def test_var_small_n():
+    x = make(torch.float32, (3, 1))
+    for fn in [lambda t: t.var(1), lambda t: torch.var(t, 1, correction=2), lambda t: t.std(1),
+               lambda t: torch.var(t[:0], 0), lambda t: t[0, 0].var()]:
+        check(fn, x)
+
+
+def test_bigger_and_3d():
+    x = make(torch.float32, (5, 37, 19), seed=3)
+    for fn in [lambda t: t.sum((0, 2)), lambda t: t.mean((-1, 0), keepdim=True),
+               lambda t: t.permute(2, 0, 1).amax((1, 2)), lambda t: t.var((0, 2)),
+               lambda t: t[:, ::3, 1:].argmax(1), lambda t: t.cumsum(1), lambda t: t.transpose(0, 2).cumprod(0),
+               lambda t: t.argmin(), lambda t: torch.logsumexp(t, (1,)), lambda t: t.norm(dim=(0, 2))]:
+        check(fn, x, atol=1e-4, rtol=1e-4)
+
+
+# --- errors ---
+
+ERRORS = {
+    "bad_dim": lambda t: t.sum(5),
+    "bad_dim_neg": lambda t: t.amax(-3),
+    "dup_dim": lambda t: t.sum((1, 1)),
+    "max_dim_bad": lambda t: t.max(2),
+    "argmax_bad": lambda t: t.argmax(3),
+    "cumsum_bad": lambda t: t.cumsum(2),
+    "var_bad": lambda t: t.var(4),
+    "max_empty": lambda t: t[:0].max(),
+    "min_empty": lambda t: t[:0].min(),
+    "amax_empty": lambda t: t[:0].amax(0),
+    "max_dim_empty": lambda t: t[:0].max(0),
+    "argmax_empty": lambda t: t[:0].argmax(),
+    "norm_inf_empty": lambda t: torch.linalg.vector_norm(t[:0], float("inf")),
+    "mean_int": lambda t: t.int().mean(),
+    "var_int": lambda t: t.int().var(),
+    "norm_int": lambda t: torch.linalg.vector_norm(t.long()),
+    "argmax_bool": lambda t: (t > 0).argmax(),
+}
+
+
+@pytest.mark.parametrize("op", list(ERRORS))
+def test_errors(op):
+    x = make(torch.float32)
+    want, err = _call(ERRORS[op], x)
+    assert err is not None, "CPU accepted it; the test expects an error"
+    check(ERRORS[op], x)
+
+
+# --- kernel counts ---
+
+def _realized(shape=(5, 7), dtype=torch.float32):
+    x = make(dtype, shape).to(loom.device)
+    loom.sync()
+    loom.reset_metrics()
+    return x
+
+
+def test_fused_prologue_is_one_kernel():
+    x = _realized()
+    y = (x * 2 + 1).sum(1)
+    y.cpu()
+    assert loom.metrics()["kernels_run"] == 1
+
+
+@pytest.mark.parametrize("fn", [lambda t: t.sum(), lambda t: t.amax(0), lambda t: t.argmax(1),
+                                lambda t: t.mean(1, keepdim=True), lambda t: t.cumsum(1),
+                                lambda t: t.any(0), lambda t: t.t().prod(0)])
+def test_single_reduction_is_one_kernel(fn):
+    x = _realized()
+    fn(x).cpu()
+    assert loom.metrics()["kernels_run"] == 1
+
+
+def test_fallbacks_not_counted():
+    x = make(torch.float32).to(loom.device)
+    for fn in list(SUM_LIKE.values()):
+        r = fn(x)
+        for t in r if isinstance(r, tuple) else (r,):
+            t.cpu()
+    assert loom.metrics()["fallbacks"] == {}
+    assert os.environ["LOOM_FALLBACK"] == "error"
+
+
+OUT_DTYPE_CASES = {
+    "sum_int_out": lambda t, d: torch.sum(t, 1, out=torch.empty(0, dtype=torch.int64, device=d)),
+    "sum_double_out": lambda t, d: torch.sum(t, 1, out=torch.empty(0, dtype=torch.float64, device=d)),
+    "sum_int_in_int_out": lambda t, d: torch.sum((t * 3).int(), 0, out=torch.empty(0, dtype=torch.int32, device=d)),
+    "argmax_float_out": lambda t, d: torch.argmax(t, 1, out=torch.empty(0, device=d)),
+    "amax_double_out": lambda t, d: torch.amax(t, 1, out=torch.empty(0, dtype=torch.float64, device=d)),
+    "any_uint8_out": lambda t, d: torch.any(t, 1, out=torch.empty(0, dtype=torch.uint8, device=d)),
+    "cumsum_double_out": lambda t, d: torch.cumsum(t, 1, out=torch.empty(0, dtype=torch.float64, device=d)),
+    "var_double_out": lambda t, d: torch.var(t, 1, out=torch.empty(0, dtype=torch.float64, device=d)),
+    "std_half_out": lambda t, d: torch.std(t, 0, out=torch.empty(0, dtype=torch.float16, device=d)),
+    "var_long_out": lambda t, d: torch.var(t, 1, out=torch.empty(0, dtype=torch.int64, device=d)),
+}
+
+
+@pytest.mark.parametrize("case", list(OUT_DTYPE_CASES))
+def test_out_dtypes(case):
+    """out= of another dtype: the same result or the same exception type as the CPU."""
+    check(lambda t: OUT_DTYPE_CASES[case](t, t.device), make(torch.float32))
+
+
+def test_keepdim_all_dims_and_size_one():
+    x = make(torch.float32, (1, 5, 1))
+    for fn in [lambda t: t.argmax(keepdim=True), lambda t: t.argmin(None, True), lambda t: t.sum(0),
+               lambda t: t.amax((0, 2)), lambda t: tuple(t.max(2)), lambda t: t.cumsum(0),
+               lambda t: t.var(2), lambda t: t.sum(dim=None, keepdim=True)]:
+        check(fn, x)
+    check(lambda t: t.sum([]), torch.tensor(3.0))
+    check(lambda t: t.argmax(0), torch.tensor(3.0))
+    check(lambda t: tuple(t.max(-1)), torch.tensor(3.0))
+    check(lambda t: t.cumprod(0), torch.tensor(3.0))
