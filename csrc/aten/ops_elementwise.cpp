@@ -84,9 +84,6 @@ Tensor& relu_ip(Tensor& self) {
 Tensor isinf_fn(const Tensor& self) {
   return unary_fn(Op::IsInf, self, at::isinf(to_meta(self)));
 }
-Tensor isfinite_fn(const Tensor& self) {
-  return unary_fn(Op::IsFinite, self, at::isfinite(to_meta(self)));
-}
 
 // --- binary ---
 
@@ -334,14 +331,23 @@ Tensor lerp_t_fn(const Tensor& a, const Tensor& b, const Tensor& w) {
   return functional([&] { return at::lerp(to_meta(a), to_meta(b), to_meta(w)); },
                     [&](const Shape& s, DType r) { return lerp_value(a, b, w, s, r); });
 }
-Tensor lerp_s_fn(const Tensor& a, const Tensor& b, const c10::Scalar& w) { return lerp_t_fn(a, b, wrap(w)); }
+Tensor lerp_s_fn(const Tensor& a, const Tensor& b, const c10::Scalar& w) {
+  return functional([&] { return at::lerp(to_meta(a), to_meta(b), w); },
+                    [&](const Shape& s, DType r) { return lerp_value(a, b, wrap(w), s, r); });
+}
 Tensor& lerp_t_ip(Tensor& a, const Tensor& b, const Tensor& w) {
   Tensor ma = to_meta(a);
   Tensor r = at::lerp(ma, to_meta(b), to_meta(w));
   ma.lerp_(to_meta(b), to_meta(w));
   return into(a, [&] { return r; }, [&](const Shape& s, DType t) { return lerp_value(a, b, w, s, t); });
 }
-Tensor& lerp_s_ip(Tensor& a, const Tensor& b, const c10::Scalar& w) { return lerp_t_ip(a, b, wrap(w)); }
+Tensor& lerp_s_ip(Tensor& a, const Tensor& b, const c10::Scalar& w) {
+  Tensor ma = to_meta(a);
+  Tensor r = at::lerp(ma, to_meta(b), w);
+  ma.lerp_(to_meta(b), w);
+  return into(a, [&] { return r; },
+              [&](const Shape& s, DType t) { return lerp_value(a, b, wrap(w), s, t); });
+}
 
 // addcmul / addcdiv: self + value * t1 (*|/) t2, associated as eager does.
 NodeRef addc_value(Op op, const Tensor& x, const Tensor& t1, const Tensor& t2,
@@ -390,7 +396,6 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   LOOM_UNARY_OPS(REG_UNARY)
   m.impl("isnan", isnan_fn);
   m.impl("isinf", isinf_fn);
-  m.impl("isfinite", isfinite_fn);
   m.impl("relu", relu_fn);
   m.impl("relu_", relu_ip);
 #define REG_BINARY(name, OP)                 \
@@ -399,6 +404,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl(#name ".Tensor_out", name##_out);
   REG_BINARY(mul, Mul)
   REG_BINARY(div, Div)
+  m.impl("mul.out", mul_out);  // mul and div name their out= overload plain "out"
+  m.impl("div.out", div_out);
   REG_BINARY(remainder, Remainder)
   REG_BINARY(eq, Eq)
   REG_BINARY(ne, Ne)
@@ -424,9 +431,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   REG_SCALAR(gt)
   REG_SCALAR(ge)
   REG_SCALAR(fmod)
-  REG_SCALAR(bitwise_and)
-  REG_SCALAR(bitwise_or)
-  REG_SCALAR(bitwise_xor)
+  m.impl("bitwise_and.Scalar_out", bitwise_and_out_s);  // .Scalar and _.Scalar are composite
+  m.impl("bitwise_or.Scalar_out", bitwise_or_out_s);  // .Scalar and _.Scalar are composite
+  m.impl("bitwise_xor.Scalar_out", bitwise_xor_out_s);  // .Scalar and _.Scalar are composite
 #define REG_PLAIN(name)                  \
   m.impl(#name, name##_fn);              \
   m.impl(#name "_", name##_ip);          \

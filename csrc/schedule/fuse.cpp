@@ -47,7 +47,9 @@ bool reads_each_once(const View& v) {
 }
 
 struct Fuser {
-  std::unordered_map<const Node*, NodeRef> memo;
+  // Keys are held alive: nodes made during fusion may otherwise die and a new node reuse
+  // the address, hitting a stale entry.
+  std::unordered_map<const Node*, std::pair<NodeRef, NodeRef>> memo;
   std::unordered_map<const Node*, bool> reduction_memo;
   int budget = kMaxFusedNodes;
 
@@ -84,7 +86,7 @@ struct Fuser {
 
   NodeRef visit(const NodeRef& n) {
     auto it = memo.find(n.get());
-    if (it != memo.end()) return it->second;
+    if (it != memo.end()) return it->second.second;
     NodeRef out;
     if (n->op == Op::Load) {
       const NodeRef& flat = n->src[0];
@@ -115,7 +117,7 @@ struct Fuser {
         out = make_node(n->op, n->dtype, n->shape, std::move(src), n->arg);
       }
     }
-    memo[n.get()] = out;
+    memo[n.get()] = {n, out};
     return out;
   }
 };

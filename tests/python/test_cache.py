@@ -46,3 +46,15 @@ def test_failing_compiler_names_source(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "RuntimeError True" in out.stdout
     assert "alive" in out.stdout
+
+
+def test_fusion_of_fresh_host_copies_keeps_operands_apart():
+    # Regression: the fuser's memo once matched a dead node's address reused by a new one.
+    import torch
+    import loom
+    g0, x = torch.randn(4, 1), torch.randn(4, 6)
+    for _ in range(5):
+        g, y = g0.to(loom.device), x.to(loom.device)
+        torch.testing.assert_close(((g + 1) * (y + 2)).cpu(), (g0 + 1) * (x + 2))
+    a = torch.arange(4.0).to(loom.device)
+    assert (torch.isfinite(a) & a.ne(0)).cpu().tolist() == [False, True, True, True]
