@@ -43,19 +43,18 @@ Tensor softmax_fn(const Tensor& self, int64_t dim, bool half_to_float) {
 Tensor log_softmax_fn(const Tensor& self, int64_t dim, bool half_to_float) {
   return softmax_impl(self, dim, half_to_float, true);
 }
-Tensor& softmax_out(const Tensor& self, int64_t dim, bool half_to_float, Tensor& out) {
-  Tensor r = softmax_fn(self, dim, half_to_float);
+Tensor& softmax_into(const Tensor& self, int64_t dim, bool half_to_float, bool log, Tensor& out) {
+  Tensor r = softmax_impl(self, dim, half_to_float, log);
   at::native::resize_output(out, r.sizes());
   EngineLock g(engine_mutex());
   assign(out, read_tensor(r));
   return out;
 }
+Tensor& softmax_out(const Tensor& self, int64_t dim, bool half_to_float, Tensor& out) {
+  return softmax_into(self, dim, half_to_float, false, out);
+}
 Tensor& log_softmax_out(const Tensor& self, int64_t dim, bool half_to_float, Tensor& out) {
-  Tensor r = log_softmax_fn(self, dim, half_to_float);
-  at::native::resize_output(out, r.sizes());
-  EngineLock g(engine_mutex());
-  assign(out, read_tensor(r));
-  return out;
+  return softmax_into(self, dim, half_to_float, true, out);
 }
 
 }  // namespace
