@@ -69,7 +69,7 @@ void copy_loom_to_host(const at::Tensor& src, const at::Tensor& dst) {
   // The lock stays held through the copy: another thread's write could otherwise
   // reinplace or free the memory being read.
   EngineLock g(engine_mutex());
-  auto* base = static_cast<char*>(const_cast<void*>(realized_data(buffer_of(src))));
+  auto* base = const_cast<char*>(storage_bytes(src));
   at::Tensor host = at::from_blob(base + src.storage_offset() * src.element_size(), src.sizes(),
                                   src.strides(), options);
   host._set_neg(src.is_neg());
@@ -121,7 +121,7 @@ c10::Scalar local_scalar_dense(const at::Tensor& self) {
   TORCH_CHECK(self.numel() > 0, "_local_scalar_dense: the tensor has no elements");
   to_loom(self.scalar_type());
   EngineLock g(engine_mutex());
-  auto* p = static_cast<const char*>(realized_data(buffer_of(self))) +
+  auto* p = storage_bytes(self) +
             self.storage_offset() * self.element_size();
   c10::Scalar result;
   AT_DISPATCH_ALL_TYPES_AND3(at::kHalf, at::kBool, at::kBFloat16, self.scalar_type(),

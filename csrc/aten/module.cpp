@@ -11,6 +11,7 @@
 #include "aten/tensor_util.h"
 #include "core/memory.h"
 #include "core/metrics.h"
+#include "core/fault.h"
 #include "schedule/realize.h"
 
 namespace py = pybind11;
@@ -79,7 +80,16 @@ PYBIND11_MODULE(_loom, m) {
   using namespace loom::aten;
   m.doc() = "Loom: a lazy PyTorch device";
   m.def(
-      "sync", [] { loom::realize_all(); }, py::call_guard<py::gil_scoped_release>(),
+      "sync",
+      [] {
+        try {
+          loom::realize_all();
+        } catch (const loom::KernelFault& f) {
+          if (f.kind == loom::FaultKind::Index) throw py::index_error(f.what());
+          throw std::runtime_error(f.what());
+        }
+      },
+      py::call_guard<py::gil_scoped_release>(),
       "Computes every live storage's pending value; returns when all of it is done.");
   m.def("metrics", &metrics_dict, "Engine counters, fallbacks per op and memory statistics.");
   m.def(

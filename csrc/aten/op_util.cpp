@@ -55,3 +55,40 @@ void check_operands(const char* op, std::initializer_list<at::Tensor> ts) {
 }
 
 }  // namespace loom::aten
+
+namespace loom::aten {
+
+NodeRef int_const(int64_t v, const Shape& shape) {
+  return constant(Scalar::of_int(v), DType::Int64, shape);
+}
+
+NodeRef index_value(const at::Tensor& index, const Shape& shape) {
+  at::Tensor i = is_loom(index) ? index : index.to(c10::Device(kLoomDeviceType, 0));
+  return cast(expand(read_tensor(i), shape), DType::Int64);
+}
+
+NodeRef storage_index(const at::Tensor& self, const std::vector<NodeRef>& coord) {
+  TORCH_INTERNAL_ASSERT(!coord.empty() && int64_t(coord.size()) == self.dim());
+  const Shape& shape = coord[0]->shape;
+  NodeRef at = int_const(self.storage_offset(), shape);
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    // Size-1 dims stay: their coordinate may carry a bounds check.
+    NodeRef term = coord[d];
+    if (self.stride(d) != 1) term = binary(Op::Mul, term, int_const(self.stride(d), shape));
+    at = binary(Op::Add, at, term);
+  }
+  return at;
+}
+
+NodeRef checked(const NodeRef& index, int64_t size, bool wrap, bool index_error,
+                const std::string& message) {
+  int msg = fault_message(index_error ? FaultKind::Index : FaultKind::Runtime, message);
+  return check_index(index, size, wrap, msg);
+}
+
+std::string bounds_message(int64_t dim, int64_t size, const char* prefix) {
+  return std::string(prefix) + "index {} is out of bounds for dimension " + std::to_string(dim) +
+         " with size " + std::to_string(size);
+}
+
+}  // namespace loom::aten

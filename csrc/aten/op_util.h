@@ -30,3 +30,20 @@ void assign(const at::Tensor& dst, const NodeRef& value);
 void check_operands(const char* op, std::initializer_list<at::Tensor> ts);
 
 }  // namespace loom::aten
+
+namespace loom::aten {
+
+// --- indexing: element indices into a storage, computed in Int64 ---
+
+NodeRef int_const(int64_t v, const Shape& shape);
+// An index tensor as Int64 on Loom (a CPU index is uploaded), broadcast to `shape`.
+NodeRef index_value(const at::Tensor& index, const Shape& shape);
+// The storage element index of `self` at per-dim coordinates (Int64 nodes of one shape).
+NodeRef storage_index(const at::Tensor& self, const std::vector<NodeRef>& coord);
+// `index` checked against a dim of `size`; out-of-range values fault with `message`, in
+// which "{}" stands for the offending index.
+NodeRef checked(const NodeRef& index, int64_t size, bool wrap, bool index_error,
+                const std::string& message);
+std::string bounds_message(int64_t dim, int64_t size, const char* prefix = "");
+
+}  // namespace loom::aten

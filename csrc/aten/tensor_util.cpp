@@ -1,4 +1,5 @@
 #include "aten/tensor_util.h"
+#include "schedule/realize.h"
 
 #include <ATen/EmptyTensor.h>
 #include <c10/util/Exception.h>
@@ -54,6 +55,19 @@ void write_tensor(const at::Tensor& dst, const NodeRef& value) {
   DType dtype = to_loom(dst.scalar_type());
   EngineLock g(engine_mutex());
   loom::write(buffer_of(dst), dtype, view_of(dst), value);
+}
+
+void throw_fault(const KernelFault& f) {
+  TORCH_CHECK_INDEX(f.kind != FaultKind::Index, f.what());
+  TORCH_CHECK(false, f.what());
+}
+
+const char* storage_bytes(const at::Tensor& t) {
+  try {
+    return static_cast<const char*>(realized_data(buffer_of(t)));
+  } catch (const KernelFault& f) {
+    throw_fault(f);
+  }
 }
 
 namespace {

@@ -5,6 +5,7 @@
 #include <ATen/core/Tensor.h>
 #include <c10/core/Allocator.h>
 
+#include "core/fault.h"
 #include "core/graph.h"
 
 namespace loom::aten {
@@ -31,6 +32,13 @@ Shape shape_of(c10::IntArrayRef sizes);
 NodeRef read_tensor(const at::Tensor& t);
 // Stores `value` (already of dst's shape and dtype) into dst's elements, lazily.
 void write_tensor(const at::Tensor& dst, const NodeRef& value);
+
+// The realized bytes of t's storage (running pending kernels). A kernel fault becomes the
+// exception PyTorch raises for it (IndexError or RuntimeError). Hold the engine lock while
+// using the pointer.
+const char* storage_bytes(const at::Tensor& t);
+// Throws PyTorch's exception for a kernel fault.
+[[noreturn]] void throw_fault(const KernelFault& f);
 
 at::Tensor empty_loom(c10::IntArrayRef sizes, c10::IntArrayRef strides, c10::ScalarType dtype);
 at::Tensor empty_loom(c10::IntArrayRef sizes, c10::ScalarType dtype,

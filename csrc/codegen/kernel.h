@@ -23,7 +23,8 @@ struct LNode {
   DType dtype;
   std::vector<int> src;
   Arg arg;              // the Node's argument (Const scalar, Reduce kind, Rand seed)
-  int param = -1;       // Load: which buffer
+  int param = -1;       // Load, Gather: which buffer
+  int check = -1;       // Check: local check number
   Affine index;         // Load: element index; Iota: the coordinate; Rand: linear index
   std::vector<int> vars;  // Reduce/Scan: the loop variables it runs over
 };
@@ -36,6 +37,13 @@ struct LKernel {
   Affine out_index;
   DType out_dtype;
   int scan_var = -1;  // the sequential output var of a scan kernel
+  // A scatter writes at a computed index (node out_dyn), in order, on one thread; with a
+  // combine kind the old element is combined with the value instead of overwritten.
+  int out_dyn = -1;
+  int combine = -1;  // -1, or a ReduceKind
+  // Fault messages of the kernel's Check nodes, by local check number.
+  std::vector<int> checks;
+  bool check_in_reduce = false;  // some Check runs inside a reduction loop
   std::vector<std::shared_ptr<Memory>> params;  // params[0] is the output
   std::vector<DType> param_dtype;
 };
@@ -43,6 +51,9 @@ struct LKernel {
 // Pass 1: the loop nest of `value` stored through `out` into `out_mem`.
 LKernel lower_store(const View& out, DType dtype, const NodeRef& value,
                     const std::shared_ptr<Memory>& out_mem);
+// Pass 1 for a scatter: the loop nest over the index space of `value` and `index`.
+LKernel lower_scatter(DType dtype, const NodeRef& value, const NodeRef& index, int combine,
+                      const std::shared_ptr<Memory>& out_mem);
 // Pass 2: merge adjacent loops that every index walks as one, drop size-1 loops.
 void collapse_loops(LKernel& k);
 // Pass 3: C source defining `void kernel(char**, int64_t start, int64_t end)` whose
@@ -50,8 +61,13 @@ void collapse_loops(LKernel& k);
 std::string render_c(const LKernel& k);
 std::string lkernel_str(const LKernel& k);
 
-// Lowers, renders, compiles (cached) and runs the store kernel.
+// Lowers, renders, compiles (cached) and runs the store kernel. A failed Check throws
+// KernelFault (core/fault.h) after the kernel stopped.
 void run_store_kernel(const View& out, DType dtype, const NodeRef& value,
                       const std::shared_ptr<Memory>& out_mem);
+// The same for a scatter. When no Check runs inside a reduction, every index is checked
+// before the first element is written, so a fault leaves out_mem as it was.
+void run_scatter_kernel(DType dtype, const NodeRef& value, const NodeRef& index, int combine,
+                        const std::shared_ptr<Memory>& out_mem);
 
 }  // namespace loom

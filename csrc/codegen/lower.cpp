@@ -41,6 +41,7 @@ std::string env_key(const std::vector<Affine>& env) {
 struct Lowerer {
   LKernel k;
   std::map<std::pair<const Node*, std::string>, int> memo;
+  int reduce_depth = 0;
 
   int new_var(int64_t size, bool output) {
     k.var_size.push_back(size);
@@ -76,6 +77,19 @@ struct Lowerer {
         for (size_t d = 0; d < env.size(); ++d) add_scaled(ln.index, env[d], v.strides[d]);
         break;
       }
+      case Op::Gather: {
+        const NodeRef& flat = n->src[0];
+        if (!flat->realized) throw std::logic_error("loom: kernel gather of unrealized storage");
+        ln.param = param_for(flat->realized, n->dtype);
+        ln.src.push_back(lower(n->src[1], env));
+        break;
+      }
+      case Op::Check:
+        ln.src.push_back(lower(n->src[0], env));
+        ln.check = int(k.checks.size());
+        k.checks.push_back(std::get<CheckArg>(n->arg).msg);
+        k.check_in_reduce |= reduce_depth > 0;
+        break;
       case Op::Const:
         break;
       case Op::Iota:
@@ -105,7 +119,9 @@ struct Lowerer {
           ln.vars.push_back(var);
           inner[ax] = var_affine(var);
         }
+        ++reduce_depth;
         ln.src.push_back(lower(n->src[0], inner));
+        --reduce_depth;
         break;
       }
       case Op::Scan:
@@ -152,6 +168,19 @@ LKernel lower_store(const View& out, DType dtype, const NodeRef& value,
   } else {
     L.k.root = L.lower(value, env);
   }
+  return std::move(L.k);
+}
+
+LKernel lower_scatter(DType dtype, const NodeRef& value, const NodeRef& index, int combine,
+                      const std::shared_ptr<Memory>& out_mem) {
+  Lowerer L;
+  L.k.out_dtype = dtype;
+  L.k.combine = combine;
+  L.param_for(out_mem, dtype);
+  std::vector<Affine> env;
+  for (int64_t size : index->shape) env.push_back(var_affine(L.new_var(size, true)));
+  L.k.out_dyn = L.lower(index, env);
+  L.k.root = L.lower(value, env);
   return std::move(L.k);
 }
 
@@ -227,6 +256,7 @@ std::string lkernel_str(const LKernel& k) {
     os << "  v" << i << " = " << op_name(n.op) << " " << dtype_name(n.dtype);
     for (int s : n.src) os << " v" << s;
     if (n.param >= 0) os << " p" << n.param;
+    if (n.check >= 0) os << " check" << n.check;
     os << "\n";
   }
   return os.str();

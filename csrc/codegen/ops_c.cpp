@@ -51,6 +51,13 @@ static inline float loom_fdiv_f32(float a, float b) {
 }
 static inline double loom_rem_f64(double a, double b) { double m = fmod(a, b); if (m != 0 && ((b < 0) != (m < 0))) m += b; return m; }
 static inline float loom_rem_f32(float a, float b) { float m = fmodf(a, b); if (m != 0 && ((b < 0) != (m < 0))) m += b; return m; }
+static inline void loom_fault(int64_t* f, int64_t check, int64_t value) {
+  int64_t none = 0;
+  if (__atomic_compare_exchange_n(&f[0], &none, -1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+    f[1] = value;
+    __atomic_store_n(&f[0], check + 1, __ATOMIC_RELEASE);
+  }
+}
 static inline uint64_t loom_mix(uint64_t z) {
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL; z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL; return z ^ (z >> 31);
 }

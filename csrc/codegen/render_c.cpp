@@ -54,6 +54,19 @@ struct Renderer {
       case Op::Load:
         e = c_load(n.dtype, "p" + std::to_string(n.param) + "[" + index_str(k, n.index) + "]");
         break;
+      case Op::Gather:
+        e = c_load(n.dtype, "p" + std::to_string(n.param) + "[" + emit(n.src[0], depth) + "]");
+        break;
+      case Op::Check: {
+        const CheckArg& c = std::get<CheckArg>(n.arg);
+        std::string x = emit(n.src[0], depth), size = std::to_string(c.size) + "LL";
+        e = c.wrap ? "(" + x + " < 0 ? " + x + " + " + size + " : " + x + ")" : x;
+        line(depth, "const int64_t " + name + " = " + e + ";");
+        line(depth, "if ((uint64_t)" + name + " >= (uint64_t)" + size + ") { loom_fault(fault, " +
+                        std::to_string(n.check) + ", " + x + "); return; }");
+        scopes.back()[id] = name;
+        return name;
+      }
       case Op::Const:
         e = c_literal(std::get<Scalar>(n.arg), n.dtype);
         break;
@@ -124,13 +137,8 @@ struct Renderer {
     return name;
   }
 
-  std::string render() {
-    os << c_prelude();
-    os << "void kernel(char** bufs, int64_t start, int64_t end) {\n";
-    for (size_t p = 0; p < k.params.size(); ++p) {
-      std::string t = c_storage_type(k.param_dtype[p]);
-      line(1, t + "* p" + std::to_string(p) + " = (" + t + "*)bufs[" + std::to_string(p) + "];");
-    }
+  // Opens the output loops (the outermost over [start, end)); returns the body depth.
+  int open_output_loops(bool ivdep) {
     std::vector<int> outs;
     for (size_t v = 0; v < k.var_size.size(); ++v)
       if (k.is_output_var[v] && int(v) != k.scan_var) outs.push_back(int(v));
@@ -142,12 +150,44 @@ struct Renderer {
       line(depth++, "for (int64_t " + x0 + " = start; " + x0 + " < end; ++" + x0 + ") {");
     }
     for (size_t i = 1; i < outs.size(); ++i) {
-      if (i + 1 == outs.size() && k.scan_var < 0) line(depth, "#pragma GCC ivdep");
+      if (i + 1 == outs.size() && ivdep) line(depth, "#pragma GCC ivdep");
       line(depth++, loop(var_name(k, outs[i]), k.var_size[outs[i]]) + " {");
     }
+    return depth;
+  }
+
+  std::string render() {
+    os << c_prelude();
+    os << "void kernel(char** bufs, int64_t start, int64_t end) {\n";
+    for (size_t p = 0; p < k.params.size(); ++p) {
+      std::string t = c_storage_type(k.param_dtype[p]);
+      line(1, t + "* p" + std::to_string(p) + " = (" + t + "*)bufs[" + std::to_string(p) + "];");
+    }
+    line(1, "int64_t* fault = (int64_t*)bufs[" + std::to_string(k.params.size()) + "];");
+    if (k.out_dyn >= 0 && !k.checks.empty() && !k.check_in_reduce) {
+      // Every index is checked before anything is written: a fault leaves p0 untouched.
+      int depth = open_output_loops(false);
+      scopes.emplace_back();
+      for (size_t i = 0; i < k.nodes.size(); ++i)
+        if (k.nodes[i].op == Op::Check) emit(int(i), depth);
+      scopes.pop_back();
+      while (depth > 1) line(--depth, "}");
+    }
+    int depth = open_output_loops(k.scan_var < 0 && k.out_dyn < 0);
     scopes.emplace_back();
-    std::string out = "p0[" + index_str(k, k.out_index) + "]";
-    if (k.scan_var >= 0) {
+    if (k.out_dyn >= 0) {
+      std::string at = "p0[" + emit(k.out_dyn, depth) + "]";
+      std::string v = emit(k.root, depth);
+      if (k.combine < 0) {
+        line(depth, at + " = " + c_store(k.out_dtype, v) + ";");
+      } else {
+        std::string T = compute_ctype(k.out_dtype);
+        line(depth, "{ " + T + " old = " + c_load(k.out_dtype, at) + ";");
+        line(depth + 1, c_reduce_step(ReduceKind(k.combine), k.out_dtype, "old", v));
+        line(depth + 1, at + " = " + c_store(k.out_dtype, "old") + "; }");
+      }
+    } else if (k.scan_var >= 0) {
+      std::string out = "p0[" + index_str(k, k.out_index) + "]";
       const LNode& s = k.nodes[k.root];
       ReduceKind kind = std::get<ReduceArg>(s.arg).kind;
       std::string acc = "acc";
@@ -162,6 +202,7 @@ struct Renderer {
       scopes.pop_back();
       line(--depth, "}");
     } else {
+      std::string out = "p0[" + index_str(k, k.out_index) + "]";
       std::string v = emit(k.root, depth);
       line(depth, out + " = " + c_store(k.out_dtype, v) + ";");
     }

@@ -88,6 +88,25 @@ void write(Buffer& b, DType dtype, const View& view, const NodeRef& value) {
   b.value = make_node(Op::Store, dtype, {b.nbytes}, {b.value, value}, view);
 }
 
+NodeRef gather(const Buffer& b, DType dtype, const NodeRef& index) {
+  check(index->dtype == DType::Int64, "gather with a non-Int64 index");
+  return make_node(Op::Gather, dtype, index->shape, {b.value, index});
+}
+
+void scatter(Buffer& b, DType dtype, const NodeRef& index, const NodeRef& value,
+             std::optional<ReduceKind> combine) {
+  check(index->dtype == DType::Int64, "scatter with a non-Int64 index");
+  check(index->shape == value->shape, "scatter of a value whose shape differs from the index");
+  check(value->dtype == dtype, "scatter of a value whose dtype differs from the storage");
+  int64_t mode = combine ? int64_t(*combine) : -1;
+  b.value = make_node(Op::Scatter, dtype, {b.nbytes}, {b.value, value, index}, mode);
+}
+
+NodeRef check_index(const NodeRef& index, int64_t size, bool wrap, int msg) {
+  check(index->dtype == DType::Int64, "check_index of a non-Int64 value");
+  return make_node(Op::Check, DType::Int64, index->shape, {index}, CheckArg{size, wrap, msg});
+}
+
 void write_host(Buffer& b, const void* src, size_t nbytes) {
   auto mem = allocate_memory(size_t(b.nbytes));
   std::memcpy(mem->data, src, std::min(nbytes, size_t(b.nbytes)));

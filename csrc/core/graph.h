@@ -3,6 +3,7 @@
 #pragma once
 
 #include <mutex>
+#include <optional>
 
 #include "core/node.h"
 
@@ -31,6 +32,16 @@ std::recursive_mutex& engine_mutex();
 NodeRef read(const Buffer& b, DType dtype, const View& view);
 // `value` must have shape view.sizes and dtype `dtype`.
 void write(Buffer& b, DType dtype, const View& view, const NodeRef& value);
+// Elements of the storage at computed element indices: `index` is an Int64 value whose
+// entries must already be valid (see check_index); the result has index's shape.
+NodeRef gather(const Buffer& b, DType dtype, const NodeRef& index);
+// Stores value[i] at element index[i] (equal shapes, index Int64 and checked), in index
+// order; with `combine`, the stored value is combine(old, value[i]).
+void scatter(Buffer& b, DType dtype, const NodeRef& index, const NodeRef& value,
+             std::optional<ReduceKind> combine);
+// `index` (Int64) checked against [0, size), or [-size, size) wrapped to [0, size) when
+// `wrap`; a kernel meeting any other value stops and reports fault message `msg`.
+NodeRef check_index(const NodeRef& index, int64_t size, bool wrap, int msg);
 // Host bytes as a new realized value of the whole storage.
 void write_host(Buffer& b, const void* src, size_t nbytes);
 

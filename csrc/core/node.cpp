@@ -56,6 +56,10 @@ size_t hash_arg(const Arg& a) {
         } else if constexpr (std::is_same_v<T, RandArg>) {
           mix(h, v.seed);
           mix(h, v.offset);
+        } else if constexpr (std::is_same_v<T, CheckArg>) {
+          mix(h, std::hash<int64_t>()(v.size));
+          mix(h, v.wrap);
+          mix(h, v.msg);
         }
       },
       a);
@@ -187,6 +191,8 @@ std::string arg_str(const Arg& a) {
           os << ")";
         } else if constexpr (std::is_same_v<T, RandArg>) {
           os << "seed=" << v.seed << "+" << v.offset;
+        } else if constexpr (std::is_same_v<T, CheckArg>) {
+          os << (v.wrap ? "wrap<" : "<") << v.size << " msg" << v.msg;
         }
       },
       a);

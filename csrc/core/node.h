@@ -14,16 +14,17 @@
 namespace loom {
 
 // X(name, arity, kind). Arity -1: variable. Kinds:
-//   Flat   values of a whole storage, shape {nbytes}: Empty, Data, Store
+//   Flat   values of a whole storage, shape {nbytes}: Empty, Data, Store, Scatter
 //   Leaf   values defined by their coordinates: Const, Iota, Rand*, Param
-//   Move   Load (flat -> shaped through a View), Reindex (shaped -> shaped)
+//   Move   Load (flat -> shaped through a View), Reindex (shaped -> shaped), Gather (flat
+//          -> shaped at computed element indices)
 //   Unary/Binary/Ternary  elementwise, same shape in and out
 //   Reduce, Scan
 #define LOOM_OPS(X)                                                                  \
-  X(Empty, 0, Flat) X(Data, 0, Flat) X(Store, 2, Flat)                               \
+  X(Empty, 0, Flat) X(Data, 0, Flat) X(Store, 2, Flat) X(Scatter, 3, Flat)           \
   X(Const, 0, Leaf) X(Iota, 0, Leaf) X(RandUniform, 0, Leaf) X(RandNormal, 0, Leaf)  \
   X(Param, 0, Leaf)                                                                  \
-  X(Load, 1, Move) X(Reindex, 1, Move)                                               \
+  X(Load, 1, Move) X(Reindex, 1, Move) X(Gather, 2, Move)                            \
   X(Cast, 1, Unary) X(Bitcast, 1, Unary)                                             \
   X(Neg, 1, Unary) X(Abs, 1, Unary) X(Exp, 1, Unary) X(Exp2, 1, Unary)               \
   X(Expm1, 1, Unary) X(Log, 1, Unary) X(Log2, 1, Unary) X(Log10, 1, Unary)           \
@@ -34,6 +35,7 @@ namespace loom {
   X(Ceil, 1, Unary) X(Round, 1, Unary) X(Trunc, 1, Unary) X(Frac, 1, Unary)          \
   X(Sign, 1, Unary) X(Reciprocal, 1, Unary) X(IsNan, 1, Unary) X(IsInf, 1, Unary)    \
   X(IsFinite, 1, Unary) X(LogicalNot, 1, Unary) X(BitwiseNot, 1, Unary)              \
+  X(Check, 1, Unary)                                                                 \
   X(Add, 2, Binary) X(Sub, 2, Binary) X(Mul, 2, Binary) X(Div, 2, Binary)            \
   X(FloorDiv, 2, Binary) X(TruncDiv, 2, Binary) X(Pow, 2, Binary)                    \
   X(Remainder, 2, Binary) X(Fmod, 2, Binary) X(Maximum, 2, Binary)                   \
@@ -66,13 +68,26 @@ struct ReduceArg {
   bool operator==(const ReduceArg& o) const { return kind == o.kind && axes == o.axes; }
 };
 
+// Check: an index that must lie in [0, size) (or [-size, size), wrapped, when `wrap`);
+// otherwise the kernel stops and reports fault message `msg` (core/fault.h).
+struct CheckArg {
+  int64_t size;
+  bool wrap;
+  int msg;
+  bool operator==(const CheckArg& o) const {
+    return size == o.size && wrap == o.wrap && msg == o.msg;
+  }
+};
+
 struct RandArg {
   uint64_t seed, offset;
   bool operator==(const RandArg& o) const { return seed == o.seed && offset == o.offset; }
 };
 
 // Empty: a unique id. Iota: the axis. Param: the kernel slot. Data: none (the memory).
-using Arg = std::variant<std::monostate, int64_t, Scalar, View, IndexMap, ReduceArg, RandArg>;
+// Scatter: -1 to assign, else the ReduceKind that combines with the old value.
+using Arg =
+    std::variant<std::monostate, int64_t, Scalar, View, IndexMap, ReduceArg, RandArg, CheckArg>;
 
 struct Memory;
 struct Node;

@@ -1,31 +1,33 @@
-// Running one store kernel: lower, collapse, render, compile (cached), run.
+// Running one kernel: lower, collapse, render, compile (cached), run, report faults.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 
 #include "codegen/kernel.h"
+#include "core/fault.h"
 #include "core/metrics.h"
 #include "runtime/compiler.h"
 #include "runtime/thread_pool.h"
 
 namespace loom {
 
-void run_store_kernel(const View& out, DType dtype, const NodeRef& value,
-                      const std::shared_ptr<Memory>& out_mem) {
-  if (out.numel() == 0) return;
-  LKernel k = lower_store(out, dtype, value, out_mem);
+namespace {
+
+void run_kernel(LKernel& k, const NodeRef& value, const std::string& what) {
   collapse_loops(k);
   std::string src = render_c(k);
   const int dbg = debug_level();
   if (dbg >= 5) std::fprintf(stderr, "loom: graph\n%s", graph_str(value).c_str());
-  if (dbg >= 3) std::fprintf(stderr, "loom: schedule store %s %s\n%s", dtype_name(dtype),
-                             out.str().c_str(), lkernel_str(k).c_str());
+  if (dbg >= 3)
+    std::fprintf(stderr, "loom: schedule %s\n%s", what.c_str(), lkernel_str(k).c_str());
   const CompiledKernel& ck = compile_kernel(src);
   if (dbg >= 4) std::fprintf(stderr, "loom: %s (%s)\n%s", ck.name.c_str(),
                              ck.source_path.c_str(), src.c_str());
+  int64_t fault[2] = {0, 0};
   std::vector<char*> bufs;
   for (const auto& m : k.params) bufs.push_back(static_cast<char*>(m->data));
-  // The outermost output loop is split across threads.
+  bufs.push_back(reinterpret_cast<char*>(fault));
+  // The outermost output loop is split across threads; a scatter runs in order on one.
   int64_t outer = 1, inner_work = 1;
   bool first = true;
   for (size_t v = 0; v < k.var_size.size(); ++v) {
@@ -37,14 +39,32 @@ void run_store_kernel(const View& out, DType dtype, const NodeRef& value,
     }
   }
   int64_t grain = std::max<int64_t>(1, (int64_t(1) << 15) / std::max<int64_t>(inner_work, 1));
+  if (k.out_dyn >= 0) grain = std::max<int64_t>(outer, 1);
   auto t0 = std::chrono::steady_clock::now();
   run_parallel(ck.fn, bufs.data(), outer, grain);
   metrics().kernels_run++;
   if (dbg >= 2) {
     double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-    std::fprintf(stderr, "loom: kernel %s %s %zu nodes %.1f us\n", ck.name.c_str(),
-                 out.str().c_str(), k.nodes.size(), us);
+    std::fprintf(stderr, "loom: kernel %s %s %zu nodes %.1f us\n", ck.name.c_str(), what.c_str(),
+                 k.nodes.size(), us);
   }
+  if (fault[0] > 0) raise_fault(k.checks.at(size_t(fault[0] - 1)), fault[1]);
+}
+
+}  // namespace
+
+void run_store_kernel(const View& out, DType dtype, const NodeRef& value,
+                      const std::shared_ptr<Memory>& out_mem) {
+  if (out.numel() == 0) return;
+  LKernel k = lower_store(out, dtype, value, out_mem);
+  run_kernel(k, value, std::string("store ") + dtype_name(dtype) + " " + out.str());
+}
+
+void run_scatter_kernel(DType dtype, const NodeRef& value, const NodeRef& index, int combine,
+                        const std::shared_ptr<Memory>& out_mem) {
+  if (numel(index->shape) == 0) return;
+  LKernel k = lower_scatter(dtype, value, index, combine, out_mem);
+  run_kernel(k, value, std::string("scatter ") + dtype_name(dtype));
 }
 
 }  // namespace loom

@@ -20,8 +20,8 @@ bool has_reduction(const Node* n, std::unordered_map<const Node*, bool>& memo) {
   if (it != memo.end()) return it->second;
   bool r = n->op == Op::Reduce || n->op == Op::Scan;
   if (!r && n->op != Op::Load)
-    for (const auto& s : n->src)
-      if (has_reduction(s.get(), memo)) {
+    for (size_t i = n->op == Op::Gather ? 1 : 0; i < n->src.size(); ++i)
+      if (has_reduction(n->src[i].get(), memo)) {
         r = true;
         break;
       }
@@ -98,6 +98,12 @@ struct Fuser {
         realize_value(flat);
         out = n;
       }
+    } else if (n->op == Op::Gather) {
+      // Data-dependent addresses read realized storage; the index expression fuses.
+      realize_value(n->src[0]);
+      NodeRef index = visit(n->src[1]);
+      out = index == n->src[1] ? n : make_node(Op::Gather, n->dtype, n->shape,
+                                               {n->src[0], index}, n->arg);
     } else if (n->src.empty()) {
       out = n;
     } else {

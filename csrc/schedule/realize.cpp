@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "codegen/kernel.h"
+#include "core/fault.h"
 #include "core/metrics.h"
 #include "schedule/fuse.h"
 
@@ -12,29 +13,40 @@ namespace loom {
 
 namespace {
 
-// NOTE [Reinplacing]: a store may compute into its base's memory only when nothing but
+// NOTE [Reinplacing]: a write may compute into its base's memory only when nothing but
 // this kernel will ever read the base value again. Every reference to the base must come
-// from the kernel's own expression DAG (or the store node), and every node of that DAG
-// that reaches the base must itself be referenced only from inside the DAG: otherwise
-// some lazy reader outside (another buffer's pending value, a tensor recorded before the
-// write) would later read clobbered memory. Loads of the base must use the store's view,
-// so each element is read before it is overwritten at the same index.
-bool can_reuse_base(const Node* store, const Node* base, const Node* expr) {
+// from the kernel's own expression DAGs (or the write node), and every node of those DAGs
+// that reaches the base must itself be referenced only from inside them: otherwise some
+// lazy reader outside (another buffer's pending value, a tensor recorded before the
+// write) would later read clobbered memory. A store's loads of the base must use the
+// store's view, so each element is read before it is overwritten at the same index; a
+// scatter writes anywhere, so it may not read the base at all.
+bool can_reuse_base(const Node* write, const Node* base, const std::vector<const Node*>& exprs) {
+  const View* same_view = write->op == Op::Store ? &write->view() : nullptr;
   std::unordered_map<const Node*, long> internal_refs;
   std::unordered_set<const Node*> seen;
-  std::vector<const Node*> order, stack{expr};
-  internal_refs[expr] = 1;  // from the store node
+  std::vector<const Node*> order, stack;
+  for (const Node* e : exprs) {
+    internal_refs[e]++;  // from the write node
+    stack.push_back(e);
+  }
   internal_refs[base] = 1;
+  auto reads_base = [&](const Node* n) {
+    if (n->src[0].get() != base) return false;
+    return n->op == Op::Gather || !same_view || !(n->view() == *same_view);
+  };
   while (!stack.empty()) {
     const Node* n = stack.back();
     stack.pop_back();
     if (!seen.insert(n).second) continue;
     order.push_back(n);
-    if (n->op == Op::Load && n->src[0].get() == base && !(n->view() == store->view()))
-      return false;
-    if (n->op == Op::Load) {
-      internal_refs[n->src[0].get()]++;
-      continue;  // below a load lies storage, not this kernel's DAG
+    if (n->op == Op::Load || n->op == Op::Gather) {
+      if (reads_base(n)) return false;
+      internal_refs[n->src[0].get()]++;  // below a load lies storage, not this kernel's DAG
+      if (n->op == Op::Load) continue;
+      internal_refs[n->src[1].get()]++;
+      stack.push_back(n->src[1].get());
+      continue;
     }
     for (const auto& s : n->src) {
       internal_refs[s.get()]++;
@@ -43,56 +55,105 @@ bool can_reuse_base(const Node* store, const Node* base, const Node* expr) {
   }
   if (base->weak_from_this().use_count() != internal_refs[base]) return false;
   // A DAG node referenced from outside makes everything below it externally reachable.
-  std::unordered_set<const Node*> external;
-  for (const Node* n : order) {
-    bool ext = n->weak_from_this().use_count() != internal_refs[n];
-    if (ext) external.insert(n);
-  }
-  if (external.empty()) return true;
-  // Propagate reachability down from external nodes; fail if it reaches a load of base.
-  std::vector<const Node*> work(external.begin(), external.end());
-  std::unordered_set<const Node*> reached(external.begin(), external.end());
+  std::vector<const Node*> work;
+  for (const Node* n : order)
+    if (n->weak_from_this().use_count() != internal_refs[n]) work.push_back(n);
+  std::unordered_set<const Node*> reached(work.begin(), work.end());
   while (!work.empty()) {
     const Node* n = work.back();
     work.pop_back();
-    if (n->op == Op::Load) {
+    size_t first = 0;
+    if (n->op == Op::Load || n->op == Op::Gather) {
       if (n->src[0].get() == base) return false;
-      continue;
+      first = 1;
     }
-    for (const auto& s : n->src)
-      if (reached.insert(s.get()).second) work.push_back(s.get());
+    for (size_t i = first; i < n->src.size(); ++i)
+      if (reached.insert(n->src[i].get()).second) work.push_back(n->src[i].get());
   }
   return true;
 }
 
+// Whether the DAG holds a Check (a kernel that may fault), and one inside a reduction.
+struct CheckScan {
+  bool any = false, in_reduce = false;
+  std::unordered_set<const Node*> seen[2];
+  void visit(const Node* n, bool under_reduce) {
+    if (!seen[under_reduce].insert(n).second) return;
+    if (n->op == Op::Check) {
+      any = true;
+      in_reduce |= under_reduce;
+    }
+    under_reduce |= n->op == Op::Reduce || n->op == Op::Scan;
+    if (n->op == Op::Load) return;
+    for (size_t i = n->op == Op::Gather ? 1 : 0; i < n->src.size(); ++i)
+      visit(n->src[i].get(), under_reduce);
+  }
+};
+
+std::shared_ptr<Memory> copy_of(const Node* flat) {
+  auto mem = allocate_memory(size_t(flat->shape[0]));
+  if (flat->realized) std::memcpy(mem->data, flat->realized->data, mem->nbytes);
+  return mem;
+}
+
+// NOTE [Faults]: a kernel that stops on a failed Check must leave the storage as it was
+// before the faulting write. Writes that may fault therefore compute into fresh memory
+// (or, for a scatter, check every index before writing); on a fault the write node is
+// realized as its base value, so the write is dropped, and the fault propagates.
 void realize_store(const NodeRef& v) {
   // Fuse first: inlining or realizing producers may take other buffers' values.
   NodeRef expr = fuse(v->src[1]);
   v->src[1] = expr;
   expr.reset();
   const Node* base = v->src[0].get();
+  CheckScan checks;
+  checks.visit(v->src[1].get(), false);
   bool covers = is_dense_cover(v->view(), v->shape[0] / itemsize(v->dtype));
   std::shared_ptr<Memory> mem;
-  if (base->realized && can_reuse_base(v.get(), base, v->src[1].get())) {
+  if (!checks.any && base->realized && can_reuse_base(v.get(), base, {v->src[1].get()})) {
     mem = base->realized;
   } else if (covers || (base->op == Op::Empty && !base->realized)) {
     mem = allocate_memory(size_t(v->shape[0]));  // every byte that matters is stored
   } else {
     realize_value(v->src[0]);
-    if (can_reuse_base(v.get(), base, v->src[1].get())) {
+    if (!checks.any && can_reuse_base(v.get(), base, {v->src[1].get()}))
       mem = base->realized;
-    } else {
-      mem = allocate_memory(size_t(v->shape[0]));
-      std::memcpy(mem->data, base->realized->data, mem->nbytes);
-    }
+    else
+      mem = copy_of(base);
   }
-  run_store_kernel(v->view(), v->dtype, v->src[1], mem);
+  try {
+    run_store_kernel(v->view(), v->dtype, v->src[1], mem);
+  } catch (const KernelFault&) {
+    realize_value(v->src[0]);
+    set_realized(v, copy_of(v->src[0].get()));
+    throw;
+  }
   set_realized(v, std::move(mem));
 }
 
-}  // namespace
+void realize_scatter(const NodeRef& v) {
+  v->src[1] = fuse(v->src[1]);
+  v->src[2] = fuse(v->src[2]);
+  const Node* base = v->src[0].get();
+  CheckScan checks;
+  checks.visit(v->src[1].get(), false);
+  checks.visit(v->src[2].get(), false);
+  realize_value(v->src[0]);
+  std::shared_ptr<Memory> mem;
+  if (!checks.in_reduce && can_reuse_base(v.get(), base, {v->src[1].get(), v->src[2].get()}))
+    mem = base->realized;
+  else
+    mem = copy_of(base);
+  try {
+    run_scatter_kernel(v->dtype, v->src[1], v->src[2], int(v->int_arg()), mem);
+  } catch (const KernelFault&) {
+    set_realized(v, checks.in_reduce ? copy_of(base) : std::move(mem));
+    throw;
+  }
+  set_realized(v, std::move(mem));
+}
 
-void realize_value(const NodeRef& flat) {
+void realize_one(const NodeRef& flat) {
   if (flat->realized) return;
   metrics().realizations++;
   switch (flat->op) {
@@ -102,9 +163,27 @@ void realize_value(const NodeRef& flat) {
     case Op::Store:
       realize_store(flat);
       return;
+    case Op::Scatter:
+      realize_scatter(flat);
+      return;
     default:
       throw std::logic_error(std::string("loom: cannot realize ") + op_name(flat->op));
   }
+}
+
+}  // namespace
+
+// A buffer's value is a chain of writes over a base; they are realized bottom-up in a
+// loop (a long chain of setitems must not recurse once per write). A store covering the
+// whole storage ends the chain: what lies below it is never needed.
+void realize_value(const NodeRef& flat) {
+  std::vector<NodeRef> chain;
+  for (NodeRef n = flat; !n->realized; n = n->src[0]) {
+    chain.push_back(n);
+    if (n->op != Op::Store && n->op != Op::Scatter) break;
+    if (n->op == Op::Store && is_dense_cover(n->view(), n->shape[0] / itemsize(n->dtype))) break;
+  }
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) realize_one(*it);
 }
 
 void realize(Buffer& b) {

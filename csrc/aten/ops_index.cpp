@@ -1,0 +1,405 @@
+// Advanced indexing: index (getitem with tensors), index_put_ (setitem), index_select,
+// take/put_, masked_fill_, and the data-dependent nonzero/masked_select. Reads are
+// gathers and writes are scatters at computed element indices, checked in the kernel.
+#include <ATen/ExpandUtils.h>
+#include <ATen/MemoryOverlap.h>
+#include <ATen/native/Resize.h>
+#include <torch/library.h>
+
+#include <cstring>
+
+#include "aten/op_util.h"
+
+namespace loom::aten {
+
+namespace {
+
+using at::Tensor;
+using IndexList = c10::List<c10::optional<Tensor>>;
+
+c10::Device loom_device() { return c10::Device(kLoomDeviceType, 0); }
+
+bool is_mask(const Tensor& t) {
+  return t.scalar_type() == at::kBool || t.scalar_type() == at::kByte;
+}
+
+// True when the element at `p` (of dtype t) is nonzero; floats ignore the sign bit.
+bool element_nonzero(const char* p, c10::ScalarType t) {
+  uint64_t bits = 0;
+  size_t n = c10::elementSize(t);
+  std::memcpy(&bits, p, n);
+  if (at::isFloatingType(t)) bits &= ~(uint64_t(1) << (8 * n - 1));
+  return bits != 0;
+}
+
+}  // namespace
+
+// Realizes `self` and lists the coordinates of its nonzero elements, row-major, as an
+// (n, dim) Int64 Loom tensor: the one place indexing must look at values on the host.
+Tensor nonzero_fn(const Tensor& self) {
+  to_loom(self.scalar_type());
+  const int64_t dim = self.dim();
+  std::vector<int64_t> coords;
+  int64_t n = 0;
+  if (self.numel() > 0) {
+    EngineLock g(engine_mutex());
+    const char* base = storage_bytes(self) + self.storage_offset() * self.element_size();
+    std::vector<int64_t> at(size_t(dim), 0);
+    for (int64_t i = 0; i < self.numel(); ++i) {
+      int64_t off = 0;
+      for (int64_t d = 0; d < dim; ++d) off += at[d] * self.stride(d);
+      if (element_nonzero(base + off * self.element_size(), self.scalar_type())) {
+        coords.insert(coords.end(), at.begin(), at.end());
+        ++n;
+      }
+      for (int64_t d = dim - 1; d >= 0; --d) {
+        if (++at[d] < self.size(d)) break;
+        at[d] = 0;
+      }
+    }
+  }
+  // As on CPU, the result is column-major: strides (1, n).
+  Tensor out = empty_loom({n, dim}, {1, n}, at::kLong);
+  if (!coords.empty()) {
+    std::vector<int64_t> cols(coords.size());
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t d = 0; d < dim; ++d) cols[d * n + i] = coords[i * dim + d];
+    EngineLock g(engine_mutex());
+    write_host(buffer_of(out), cols.data(), cols.size() * sizeof(int64_t));
+  }
+  return out;
+}
+
+namespace {
+
+Tensor& nonzero_out(const Tensor& self, Tensor& out) {
+  TORCH_CHECK(out.scalar_type() == at::kLong, "nonzero: Expected out tensor to have scalar type Long but got scalar type", out.scalar_type());
+  Tensor r = nonzero_fn(self);
+  at::native::resize_output(out, r.sizes());
+  assign(out, read_tensor(r));
+  return out;
+}
+
+// Index tensors as PyTorch's indexing sees them: masks become their nonzero coordinates
+// (one long index per mask dim), CPU indices move to Loom.
+std::vector<c10::optional<Tensor>> expand_indices(const Tensor& self, const IndexList& indices) {
+  std::vector<c10::optional<Tensor>> out;
+  int64_t d = 0;
+  for (const c10::optional<Tensor>& opt : indices) {
+    if (!opt.has_value() || !opt->defined()) {
+      out.emplace_back();
+      ++d;
+      continue;
+    }
+    Tensor t = is_loom(*opt) ? *opt : opt->to(loom_device());
+    if (!is_mask(t)) {
+      out.emplace_back(t);
+      ++d;
+      continue;
+    }
+    for (int64_t j = 0; j < t.dim(); ++j) {
+      TORCH_CHECK_INDEX(d + j < self.dim(), "too many indices for tensor of dimension ",
+                        self.dim());
+      TORCH_CHECK_INDEX(t.size(j) == self.size(d + j), "The shape of the mask ", t.sizes(),
+                        " at index ", j, " does not match the shape of the indexed tensor ",
+                        self.sizes(), " at index ", d + j);
+    }
+    Tensor nz = nonzero_fn(t);
+    for (int64_t j = 0; j < t.dim(); ++j) out.emplace_back(nz.select(1, j));
+    d += t.dim();
+  }
+  return out;
+}
+
+IndexList meta_list(const std::vector<c10::optional<Tensor>>& idx) {
+  IndexList l;
+  for (const auto& t : idx) l.push_back(t ? c10::optional<Tensor>(to_meta(*t)) : c10::nullopt);
+  return l;
+}
+
+// The storage element indices that self[idx] reads, over the indexing result's `shape`.
+NodeRef advanced_index(const Tensor& self, const std::vector<c10::optional<Tensor>>& idx,
+                       const Shape& shape) {
+  std::vector<int64_t> indexed;
+  std::vector<Tensor> defined;
+  for (size_t d = 0; d < idx.size(); ++d)
+    if (idx[d]) {
+      indexed.push_back(int64_t(d));
+      defined.push_back(*idx[d]);
+    }
+  Shape b = shape_of(at::infer_size_dimvector(defined[0].sizes(), defined[0].sizes()));
+  for (const Tensor& t : defined) b = shape_of(at::infer_size_dimvector(b, t.sizes()));
+  const int64_t nb = int64_t(b.size());
+  bool adjacent = indexed.back() - indexed.front() + 1 == int64_t(indexed.size());
+  int64_t bpos = adjacent ? indexed.front() : 0;
+  // Where each non-indexed dim of self lands in the result.
+  std::vector<int64_t> pos(size_t(self.dim()), -1);
+  int64_t r = adjacent ? 0 : nb;
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (adjacent && d == indexed.front()) r += nb;
+    if (d < int64_t(idx.size()) && idx[d]) continue;
+    pos[d] = r++;
+  }
+  IndexMap to_result;
+  to_result.offs.assign(b.size(), 0);
+  for (int64_t j = 0; j < int64_t(shape.size()); ++j) {
+    bool in_b = j >= bpos && j < bpos + nb;
+    to_result.dim_of.push_back(in_b ? int(j - bpos) : -1);
+    to_result.mult.push_back(in_b ? 1 : 0);
+  }
+  std::vector<NodeRef> coord;
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (pos[d] >= 0) {
+      coord.push_back(iota(DType::Int64, shape, int(pos[d])));
+      continue;
+    }
+    NodeRef i = reindex(index_value(*idx[d], b), shape, to_result);
+    coord.push_back(checked(i, self.size(d), true, true, bounds_message(d, self.size(d))));
+  }
+  return storage_index(self, coord);
+}
+
+Tensor index_fn(const Tensor& self, const IndexList& indices) {
+  check_operands("index", {self});
+  auto idx = expand_indices(self, indices);
+  Tensor meta = at::index(to_meta(self), meta_list(idx));
+  EngineLock g(engine_mutex());
+  Tensor out = result_like(meta);
+  if (out.numel() == 0) return out;
+  bool any = std::any_of(idx.begin(), idx.end(), [](const auto& t) { return t.has_value(); });
+  if (!any) {
+    assign(out, read_tensor(self));
+    return out;
+  }
+  NodeRef at = advanced_index(self, idx, shape_of(meta.sizes()));
+  assign(out, gather(buffer_of(self), to_loom(self.scalar_type()), at));
+  return out;
+}
+
+Tensor& index_out(const Tensor& self, const IndexList& indices, Tensor& out) {
+  Tensor r = index_fn(self, indices);
+  at::native::resize_output(out, r.sizes());
+  assign(out, read_tensor(r));
+  return out;
+}
+
+// A single mask over self's leading dims with a one-element value needs no coordinates:
+// it is an elementwise select, with nothing realized.
+bool put_through_mask(Tensor& self, const IndexList& indices, const Tensor& values,
+                      bool accumulate) {
+  if (indices.size() != 1 || values.numel() != 1) return false;
+  c10::optional<Tensor> m = indices.get(0);
+  if (!m || !m->defined() || !is_loom(*m) || !is_mask(*m) || m->dim() > self.dim()) return false;
+  if (m->sizes() != self.sizes().slice(0, size_t(m->dim()))) return false;
+  Shape shape = shape_of(self.sizes());
+  DType dtype = to_loom(self.scalar_type());
+  EngineLock g(engine_mutex());
+  IndexMap lead;  // the mask's dims are self's leading dims
+  lead.offs.assign(size_t(m->dim()), 0);
+  for (size_t j = 0; j < shape.size(); ++j) {
+    bool keep = int64_t(j) < m->dim();
+    lead.dim_of.push_back(keep ? int(j) : -1);
+    lead.mult.push_back(keep ? 1 : 0);
+  }
+  NodeRef mask = reindex(cast(read_tensor(*m), DType::Bool), shape, lead);
+  Tensor v = values.reshape({});
+  NodeRef value = operand(v, shape, dtype);
+  NodeRef old = read_tensor(self);
+  if (accumulate) value = binary(Op::Add, old, value);
+  write_tensor(self, where(mask, value, old));
+  return true;
+}
+
+Tensor& index_put_impl(Tensor& self, const IndexList& indices, const Tensor& values,
+                       bool accumulate, bool /*unsafe*/) {
+  check_operands("index_put_", {self});
+  TORCH_CHECK(values.scalar_type() == self.scalar_type(),
+              "Index put requires the source and destination dtypes match, got ",
+              self.scalar_type(), " for the destination and ", values.scalar_type(),
+              " for the source.");
+  TORCH_CHECK(indices.size() <= size_t(self.dim()), "too many indices for tensor of dimension ",
+              self.dim(), " (got ", indices.size(), ")");
+  at::assert_no_internal_overlap(self);
+  if (put_through_mask(self, indices, values, accumulate)) return self;
+  auto idx = expand_indices(self, indices);
+  Tensor meta = at::index(to_meta(self), meta_list(idx));
+  TORCH_CHECK(at::is_expandable_to(values.sizes(), meta.sizes()), "shape mismatch: value tensor of shape ",
+              values.sizes(), " cannot be broadcast to indexing result of shape ", meta.sizes());
+  if (meta.numel() == 0) return self;
+  Shape shape = shape_of(meta.sizes());
+  DType dtype = to_loom(self.scalar_type());
+  EngineLock g(engine_mutex());
+  bool any = std::any_of(idx.begin(), idx.end(), [](const auto& t) { return t.has_value(); });
+  NodeRef value = operand(values, shape, dtype);
+  if (!any) {
+    NodeRef old = read_tensor(self);
+    write_tensor(self, accumulate ? binary(Op::Add, old, value) : value);
+    return self;
+  }
+  NodeRef at = advanced_index(self, idx, shape);
+  scatter(buffer_of(self), dtype, at, value,
+          accumulate ? std::optional<ReduceKind>(ReduceKind::Sum) : std::nullopt);
+  return self;
+}
+
+// Coordinates of the row-major linear indices `lin` (checked, Int64) in a tensor of `sizes`.
+std::vector<NodeRef> unravel(NodeRef lin, c10::IntArrayRef sizes) {
+  std::vector<NodeRef> coord(sizes.size());
+  const Shape& shape = lin->shape;
+  for (int64_t d = int64_t(sizes.size()) - 1; d >= 0; --d) {
+    if (d == 0) {
+      coord[0] = lin;
+      break;
+    }
+    NodeRef size = int_const(sizes[d], shape);
+    coord[d] = binary(Op::Remainder, lin, size);
+    lin = binary(Op::FloorDiv, lin, size);
+  }
+  return coord;
+}
+
+NodeRef take_index(const Tensor& self, const Tensor& index) {
+  std::string msg = "out of range: tried to access index {} on a tensor of " +
+                    std::to_string(self.numel()) + " elements.";
+  NodeRef lin = checked(index_value(index, shape_of(index.sizes())), self.numel(), true, true, msg);
+  if (self.dim() == 0) return binary(Op::Add, int_const(self.storage_offset(), lin->shape),
+                                     binary(Op::Mul, lin, int_const(0, lin->shape)));
+  return storage_index(self, unravel(lin, self.sizes()));
+}
+
+Tensor take_fn(const Tensor& self, const Tensor& index) {
+  check_operands("take", {self, index});
+  TORCH_CHECK(index.scalar_type() == at::kLong, "take(): Expected a long tensor for index, but got ",
+              index.scalar_type());
+  TORCH_CHECK_INDEX(!(self.numel() == 0 && index.numel() != 0),
+                    "take(): tried to take from an empty tensor");
+  EngineLock g(engine_mutex());
+  Tensor out = empty_loom(index.sizes(), self.scalar_type());
+  if (out.numel() == 0) return out;
+  assign(out, gather(buffer_of(self), to_loom(self.scalar_type()), take_index(self, index)));
+  return out;
+}
+
+Tensor& take_out(const Tensor& self, const Tensor& index, Tensor& out) {
+  Tensor r = take_fn(self, index);
+  TORCH_CHECK(out.scalar_type() == self.scalar_type(), "take(): self and out expected to have the same dtype, but got self.dtype = ",
+              self.scalar_type(), " and out.dtype = ", out.scalar_type());
+  at::native::resize_output(out, r.sizes());
+  assign(out, read_tensor(r));
+  return out;
+}
+
+Tensor& put_fn(Tensor& self, const Tensor& index, const Tensor& source, bool accumulate) {
+  check_operands("put_", {self, index, source});
+  to_meta(self).put_(to_meta(index), to_meta(source), accumulate);
+  if (index.numel() == 0) return self;
+  TORCH_CHECK_INDEX(self.numel() != 0, "put_(): Tried to put elements into an empty tensor");
+  at::assert_no_internal_overlap(self);
+  Tensor src = source.reshape(index.sizes());
+  EngineLock g(engine_mutex());
+  scatter(buffer_of(self), to_loom(self.scalar_type()), take_index(self, index), read_tensor(src),
+          accumulate ? std::optional<ReduceKind>(ReduceKind::Sum) : std::nullopt);
+  return self;
+}
+
+Tensor index_select_fn(const Tensor& self, int64_t dim, const Tensor& index) {
+  check_operands("index_select", {self, index});
+  Tensor meta = at::index_select(to_meta(self), dim, to_meta(index));
+  dim = at::maybe_wrap_dim(dim, self.dim());
+  EngineLock g(engine_mutex());
+  Tensor out = result_like(meta);
+  if (out.numel() == 0) return out;
+  Shape shape = shape_of(meta.sizes());
+  if (self.dim() == 0) {
+    NodeRef i = checked(index_value(index.reshape({}), {}), 1, false, true, "index out of range in self");
+    assign(out, gather(buffer_of(self), to_loom(self.scalar_type()), binary(Op::Add, i, int_const(self.storage_offset(), {}))));
+    return out;
+  }
+  std::vector<NodeRef> coord;
+  for (int64_t d = 0; d < self.dim(); ++d) coord.push_back(iota(DType::Int64, shape, int(d)));
+  IndexMap along{{0}, {}, {}};
+  for (int64_t j = 0; j < self.dim(); ++j) {
+    along.dim_of.push_back(j == dim ? 0 : -1);
+    along.mult.push_back(j == dim ? 1 : 0);
+  }
+  NodeRef i = reindex(index_value(index.reshape({-1}), {index.numel()}), shape, along);
+  coord[dim] = checked(i, self.size(dim), false, true, "index out of range in self");
+  assign(out, gather(buffer_of(self), to_loom(self.scalar_type()), storage_index(self, coord)));
+  return out;
+}
+
+Tensor& index_select_out(const Tensor& self, int64_t dim, const Tensor& index, Tensor& out) {
+  Tensor r = index_select_fn(self, dim, index);
+  TORCH_CHECK(out.scalar_type() == self.scalar_type(), "index_select(): self and result must have the same scalar type");
+  at::native::resize_output(out, r.sizes());
+  assign(out, read_tensor(r));
+  return out;
+}
+
+Tensor& masked_fill_value(Tensor& self, const Tensor& mask, const NodeRef& value) {
+  DType dtype = to_loom(self.scalar_type());
+  Shape shape = shape_of(self.sizes());
+  EngineLock g(engine_mutex());
+  NodeRef m = cast(expand(read_tensor(mask), shape), DType::Bool);
+  write_tensor(self, where(m, cast(value, dtype), read_tensor(self)));
+  return self;
+}
+
+Tensor& masked_fill_scalar(Tensor& self, const Tensor& mask, const c10::Scalar& value) {
+  check_operands("masked_fill_", {self, mask});
+  to_meta(self).masked_fill_(to_meta(mask), value);
+  at::assert_no_internal_overlap(self);
+  return masked_fill_value(self, mask, scalar_node(value, shape_of(self.sizes()), to_loom(self.scalar_type())));
+}
+
+Tensor& masked_fill_tensor(Tensor& self, const Tensor& mask, const Tensor& value) {
+  check_operands("masked_fill_", {self, mask});
+  TORCH_CHECK(value.dim() == 0, "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
+              value.dim(), " dimension(s).");
+  if (!is_loom(value)) return masked_fill_scalar(self, mask, value.item());
+  to_meta(self).masked_fill_(to_meta(mask), to_meta(value));
+  at::assert_no_internal_overlap(self);
+  return masked_fill_value(self, mask, operand(value, shape_of(self.sizes()), to_loom(self.scalar_type())));
+}
+
+Tensor masked_select_fn(const Tensor& self, const Tensor& mask) {
+  check_operands("masked_select", {self, mask});
+  TORCH_CHECK(mask.scalar_type() == at::kBool, "masked_select: expected BoolTensor for mask");
+  auto shape = at::infer_size_dimvector(self.sizes(), mask.sizes());
+  Tensor s = self.expand(shape), m = mask.expand(shape);
+  if (shape.empty()) {
+    s = s.reshape({1});
+    m = m.reshape({1});
+  }
+  IndexList l;
+  l.push_back(c10::optional<Tensor>(m));
+  return index_fn(s, l);
+}
+
+Tensor& masked_select_out(const Tensor& self, const Tensor& mask, Tensor& out) {
+  Tensor r = masked_select_fn(self, mask);
+  at::native::resize_output(out, r.sizes());
+  assign(out, read_tensor(r));
+  return out;
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("index.Tensor", TORCH_FN(index_fn));
+  m.impl("index.Tensor_out", TORCH_FN(index_out));
+  m.impl("_index_put_impl_", TORCH_FN(index_put_impl));
+  m.impl("take", TORCH_FN(take_fn));
+  m.impl("take.out", TORCH_FN(take_out));
+  m.impl("put_", TORCH_FN(put_fn));
+  m.impl("index_select", TORCH_FN(index_select_fn));
+  m.impl("index_select.out", TORCH_FN(index_select_out));
+  m.impl("masked_fill_.Scalar", TORCH_FN(masked_fill_scalar));
+  m.impl("masked_fill_.Tensor", TORCH_FN(masked_fill_tensor));
+  m.impl("nonzero", TORCH_FN(nonzero_fn));
+  m.impl("nonzero.out", TORCH_FN(nonzero_out));
+  m.impl("masked_select", TORCH_FN(masked_select_fn));
+  m.impl("masked_select.out", TORCH_FN(masked_select_out));
+}
+
+}  // namespace loom::aten
