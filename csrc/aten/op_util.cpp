@@ -35,10 +35,12 @@ at::Tensor result_like(const at::Tensor& meta) {
   return empty_loom(meta.sizes(), meta.strides(), meta.scalar_type());
 }
 
+// As CPU's structured kernels: an out of the right size keeps its strides; a resized one
+// takes the layout the op computed.
 void match_out(at::Tensor& out, const at::Tensor& meta_out) {
-  if (out.sizes() != meta_out.sizes()) out.resize_(meta_out.sizes());
-  if (out.strides() != meta_out.strides() && out.numel() == meta_out.numel())
-    out.as_strided_(meta_out.sizes(), meta_out.strides());
+  if (out.sizes() == meta_out.sizes()) return;
+  out.resize_(meta_out.sizes());
+  if (out.strides() != meta_out.strides()) out.as_strided_(meta_out.sizes(), meta_out.strides());
 }
 
 void assign(const at::Tensor& dst, const NodeRef& value) {

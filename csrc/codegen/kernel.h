@@ -25,6 +25,7 @@ struct LNode {
   Arg arg;              // the Node's argument (Const scalar, Reduce kind, Rand seed)
   int param = -1;       // Load, Gather: which buffer
   int check = -1;       // Check: local check number
+  int slot = -1;        // batched kernels: Const value / Load offset read from argument slot
   Affine index;         // Load: element index; Iota: the coordinate; Rand: linear index
   std::vector<int> vars;  // Reduce/Scan: the loop variables it runs over
 };
@@ -41,6 +42,11 @@ struct LKernel {
   // combine kind the old element is combined with the value instead of overwritten.
   int out_dyn = -1;
   int combine = -1;  // -1, or a ReduceKind
+  // A batched kernel runs its store once per row of an argument table: Const values, Load
+  // offsets and the output offset are slots of the row (slot_values: this store's row).
+  bool batched = false;
+  int out_slot = -1;
+  std::vector<int64_t> slot_values;
   // Fault messages of the kernel's Check nodes, by local check number.
   std::vector<int> checks;
   bool check_in_reduce = false;  // some Check runs inside a reduction loop
@@ -51,6 +57,14 @@ struct LKernel {
 // Pass 1: the loop nest of `value` stored through `out` into `out_mem`.
 LKernel lower_store(const View& out, DType dtype, const NodeRef& value,
                     const std::shared_ptr<Memory>& out_mem);
+// Pass 1 for one store of a batch: constants and offsets become argument slots, and
+// loads of `self_flats` (earlier states of the stored buffer) read the output memory.
+LKernel lower_batched_store(const View& out, DType dtype, const NodeRef& value,
+                            const std::shared_ptr<Memory>& out_mem,
+                            const std::vector<const Node*>& self_flats);
+// Everything about a lowered kernel but its slot values: stores whose kernels have equal
+// signatures can run as one batched kernel.
+std::string lkernel_signature(const LKernel& k);
 // Pass 1 for a scatter: the loop nest over the index space of `value` and `index`.
 LKernel lower_scatter(DType dtype, const NodeRef& value, const NodeRef& index, int combine,
                       const std::shared_ptr<Memory>& out_mem);
@@ -65,6 +79,8 @@ std::string lkernel_str(const LKernel& k);
 // KernelFault (core/fault.h) after the kernel stopped.
 void run_store_kernel(const View& out, DType dtype, const NodeRef& value,
                       const std::shared_ptr<Memory>& out_mem);
+// Runs stores lowered by lower_batched_store with equal signatures as one kernel, in order.
+void run_batched_kernel(LKernel first, const std::vector<std::vector<int64_t>>& rows);
 // The same for a scatter. When no Check runs inside a reduction, every index is checked
 // before the first element is written, so a fault leaves out_mem as it was.
 void run_scatter_kernel(DType dtype, const NodeRef& value, const NodeRef& index, int combine,

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <numeric>
 #include <sstream>
@@ -42,6 +43,13 @@ struct Lowerer {
   LKernel k;
   std::map<std::pair<const Node*, std::string>, int> memo;
   int reduce_depth = 0;
+  bool parametric = false;
+  std::vector<const Node*> self_flats;
+
+  int slot(int64_t v) {
+    k.slot_values.push_back(v);
+    return int(k.slot_values.size()) - 1;
+  }
 
   int new_var(int64_t size, bool output) {
     k.var_size.push_back(size);
@@ -70,11 +78,19 @@ struct Lowerer {
     switch (n->op) {
       case Op::Load: {
         const NodeRef& flat = n->src[0];
-        if (!flat->realized) throw std::logic_error("loom: kernel load of unrealized storage");
         const View& v = n->view();
-        ln.param = param_for(flat->realized, n->dtype);
+        bool self = std::find(self_flats.begin(), self_flats.end(), flat.get()) != self_flats.end();
+        if (!flat->realized && !self)
+          throw std::logic_error("loom: kernel load of unrealized storage");
+        ln.param = self ? 0 : param_for(flat->realized, n->dtype);
+        if (self && n->dtype != k.out_dtype)
+          throw std::logic_error("loom: batched load of the output in another dtype");
         ln.index.c = v.offset;
         for (size_t d = 0; d < env.size(); ++d) add_scaled(ln.index, env[d], v.strides[d]);
+        if (parametric) {
+          ln.slot = slot(ln.index.c);
+          ln.index.c = 0;
+        }
         break;
       }
       case Op::Gather: {
@@ -91,6 +107,15 @@ struct Lowerer {
         k.check_in_reduce |= reduce_depth > 0;
         break;
       case Op::Const:
+        if (parametric) {
+          const Scalar& c = std::get<Scalar>(n->arg);
+          int64_t bits = c.is_int ? c.i : int64_t(c.f);
+          if (is_floating(n->dtype)) {
+            double d = c.to_double();
+            std::memcpy(&bits, &d, sizeof bits);
+          }
+          ln.slot = slot(bits);
+        }
         break;
       case Op::Iota:
         ln.index = env[n->int_arg()];
@@ -169,6 +194,48 @@ LKernel lower_store(const View& out, DType dtype, const NodeRef& value,
     L.k.root = L.lower(value, env);
   }
   return std::move(L.k);
+}
+
+LKernel lower_batched_store(const View& out, DType dtype, const NodeRef& value,
+                            const std::shared_ptr<Memory>& out_mem,
+                            const std::vector<const Node*>& self_flats) {
+  Lowerer L;
+  L.parametric = true;
+  L.self_flats = self_flats;
+  L.k.batched = true;
+  L.k.out_dtype = dtype;
+  L.param_for(out_mem, dtype);
+  std::vector<int> order(out.sizes.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return out.strides[a] > out.strides[b]; });
+  std::vector<Affine> env(out.sizes.size());
+  for (int d : order) env[d] = var_affine(L.new_var(out.sizes[d], true));
+  L.k.out_slot = L.slot(out.offset);
+  for (size_t d = 0; d < env.size(); ++d) add_scaled(L.k.out_index, env[d], out.strides[d]);
+  L.k.root = L.lower(value, env);
+  return std::move(L.k);
+}
+
+std::string lkernel_signature(const LKernel& k) {
+  std::ostringstream os;
+  auto affine = [&](const Affine& a) {
+    os << a.c << "+";
+    for (size_t v = 0; v < a.coef.size(); ++v)
+      if (a.coef[v]) os << v << "*" << a.coef[v] << ",";
+    os << ";";
+  };
+  for (int64_t s : k.var_size) os << s << ",";
+  os << "|" << dtype_name(k.out_dtype) << "|";
+  affine(k.out_index);
+  for (size_t p = 0; p < k.params.size(); ++p) os << k.params[p].get() << dtype_name(k.param_dtype[p]);
+  for (const LNode& n : k.nodes) {
+    os << "\n" << op_name(n.op) << dtype_name(n.dtype) << n.param << "/" << n.slot << ":";
+    for (int s : n.src) os << s << ",";
+    affine(n.index);
+    if (n.op != Op::Const && n.op != Op::Load) os << arg_str(n.arg);
+  }
+  return os.str();
 }
 
 LKernel lower_scatter(DType dtype, const NodeRef& value, const NodeRef& index, int combine,

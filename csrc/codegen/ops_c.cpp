@@ -51,6 +51,7 @@ static inline float loom_fdiv_f32(float a, float b) {
 }
 static inline double loom_rem_f64(double a, double b) { double m = fmod(a, b); if (m != 0 && ((b < 0) != (m < 0))) m += b; return m; }
 static inline float loom_rem_f32(float a, float b) { float m = fmodf(a, b); if (m != 0 && ((b < 0) != (m < 0))) m += b; return m; }
+static inline double loom_i2d(int64_t i) { union { int64_t i; double d; } u; u.i = i; return u.d; }
 static inline void loom_fault(int64_t* f, int64_t check, int64_t value) {
   int64_t none = 0;
   if (__atomic_compare_exchange_n(&f[0], &none, -1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {

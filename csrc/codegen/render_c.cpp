@@ -52,7 +52,7 @@ struct Renderer {
     std::string e;
     switch (n.op) {
       case Op::Load:
-        e = c_load(n.dtype, "p" + std::to_string(n.param) + "[" + index_str(k, n.index) + "]");
+        e = c_load(n.dtype, "p" + std::to_string(n.param) + "[" + slotted(n.slot, n.index) + "]");
         break;
       case Op::Gather:
         e = c_load(n.dtype, "p" + std::to_string(n.param) + "[" + emit(n.src[0], depth) + "]");
@@ -68,7 +68,14 @@ struct Renderer {
         return name;
       }
       case Op::Const:
-        e = c_literal(std::get<Scalar>(n.arg), n.dtype);
+        if (n.slot < 0)
+          e = c_literal(std::get<Scalar>(n.arg), n.dtype);
+        else if (is_floating(n.dtype))
+          e = "(" + T + ")loom_i2d(a[" + std::to_string(n.slot) + "])";
+        else if (n.dtype == DType::Bool)
+          e = "(uint8_t)(a[" + std::to_string(n.slot) + "] != 0)";
+        else
+          e = "(" + T + ")a[" + std::to_string(n.slot) + "]";
         break;
       case Op::Iota:
         e = "(" + T + ")(" + index_str(k, n.index) + ")";
@@ -137,14 +144,23 @@ struct Renderer {
     return name;
   }
 
-  // Opens the output loops (the outermost over [start, end)); returns the body depth.
-  int open_output_loops(bool ivdep) {
+  std::string slotted(int slot, const Affine& a) {
+    if (slot < 0) return index_str(k, a);
+    return "a[" + std::to_string(slot) + "] + " + index_str(k, a);
+  }
+
+  // Opens the output loops (the outermost over [start, end), unless a batched kernel's
+  // row loop holds that range); returns the body depth.
+  int open_output_loops(bool ivdep, int depth = 1) {
     std::vector<int> outs;
     for (size_t v = 0; v < k.var_size.size(); ++v)
       if (k.is_output_var[v] && int(v) != k.scan_var) outs.push_back(int(v));
-    int depth = 1;
-    if (outs.empty()) {
+    if (outs.empty() && k.batched) {
+      line(depth++, "{");
+    } else if (outs.empty()) {
       line(depth++, "for (int64_t x_ = start; x_ < end; ++x_) {");
+    } else if (k.batched) {
+      line(depth++, loop(var_name(k, outs[0]), k.var_size[outs[0]]) + " {");
     } else {
       std::string x0 = var_name(k, outs[0]);
       line(depth++, "for (int64_t " + x0 + " = start; " + x0 + " < end; ++" + x0 + ") {");
@@ -173,7 +189,13 @@ struct Renderer {
       scopes.pop_back();
       while (depth > 1) line(--depth, "}");
     }
-    int depth = open_output_loops(k.scan_var < 0 && k.out_dyn < 0);
+    int depth = 1;
+    if (k.batched) {
+      line(1, "const int64_t* rows = (const int64_t*)bufs[" + std::to_string(k.params.size() + 1) + "];");
+      line(depth++, "for (int64_t b_ = start; b_ < end; ++b_) {");
+      line(depth, "const int64_t* a = rows + b_ * " + std::to_string(k.slot_values.size()) + "LL;");
+    }
+    depth = open_output_loops(k.scan_var < 0 && k.out_dyn < 0, depth);
     scopes.emplace_back();
     if (k.out_dyn >= 0) {
       std::string at = "p0[" + emit(k.out_dyn, depth) + "]";
@@ -202,7 +224,7 @@ struct Renderer {
       scopes.pop_back();
       line(--depth, "}");
     } else {
-      std::string out = "p0[" + index_str(k, k.out_index) + "]";
+      std::string out = "p0[" + slotted(k.out_slot, k.out_index) + "]";
       std::string v = emit(k.root, depth);
       line(depth, out + " = " + c_store(k.out_dtype, v) + ";");
     }

@@ -85,6 +85,9 @@ NodeRef read(const Buffer& b, DType dtype, const View& view) {
 void write(Buffer& b, DType dtype, const View& view, const NodeRef& value) {
   check(value->shape == view.sizes, "write of a value whose shape differs from the view");
   check(value->dtype == dtype, "write of a value whose dtype differs from the view");
+  // Storing what the view already holds (`t[i] = t[i]`, the copy back of `t[i] += 1`)
+  // changes nothing.
+  if (value->op == Op::Load && value->src[0] == b.value && value->view() == view) return;
   b.value = make_node(Op::Store, dtype, {b.nbytes}, {b.value, value}, view);
 }
 

@@ -13,11 +13,13 @@ namespace loom {
 
 namespace {
 
-void run_kernel(LKernel& k, const NodeRef& value, const std::string& what) {
+// rows: a batched kernel's argument table, one row per store.
+void run_kernel(LKernel& k, const NodeRef& value, const std::string& what,
+                const std::vector<int64_t>* rows = nullptr) {
   collapse_loops(k);
   std::string src = render_c(k);
   const int dbg = debug_level();
-  if (dbg >= 5) std::fprintf(stderr, "loom: graph\n%s", graph_str(value).c_str());
+  if (dbg >= 5 && value) std::fprintf(stderr, "loom: graph\n%s", graph_str(value).c_str());
   if (dbg >= 3)
     std::fprintf(stderr, "loom: schedule %s\n%s", what.c_str(), lkernel_str(k).c_str());
   const CompiledKernel& ck = compile_kernel(src);
@@ -27,6 +29,7 @@ void run_kernel(LKernel& k, const NodeRef& value, const std::string& what) {
   std::vector<char*> bufs;
   for (const auto& m : k.params) bufs.push_back(static_cast<char*>(m->data));
   bufs.push_back(reinterpret_cast<char*>(fault));
+  if (rows) bufs.push_back(reinterpret_cast<char*>(const_cast<int64_t*>(rows->data())));
   // The outermost output loop is split across threads; a scatter runs in order on one.
   int64_t outer = 1, inner_work = 1;
   bool first = true;
@@ -40,6 +43,10 @@ void run_kernel(LKernel& k, const NodeRef& value, const std::string& what) {
   }
   int64_t grain = std::max<int64_t>(1, (int64_t(1) << 15) / std::max<int64_t>(inner_work, 1));
   if (k.out_dyn >= 0) grain = std::max<int64_t>(outer, 1);
+  if (rows) {  // the stores of a batch run in order
+    outer = int64_t(rows->size() / std::max<size_t>(k.slot_values.size(), 1));
+    grain = std::max<int64_t>(outer, 1);
+  }
   auto t0 = std::chrono::steady_clock::now();
   run_parallel(ck.fn, bufs.data(), outer, grain);
   metrics().kernels_run++;
@@ -58,6 +65,14 @@ void run_store_kernel(const View& out, DType dtype, const NodeRef& value,
   if (out.numel() == 0) return;
   LKernel k = lower_store(out, dtype, value, out_mem);
   run_kernel(k, value, std::string("store ") + dtype_name(dtype) + " " + out.str());
+}
+
+void run_batched_kernel(LKernel first, const std::vector<std::vector<int64_t>>& rows) {
+  std::vector<int64_t> table;
+  table.reserve(rows.size() * first.slot_values.size());
+  for (const auto& r : rows) table.insert(table.end(), r.begin(), r.end());
+  run_kernel(first, nullptr, "batch of " + std::to_string(rows.size()) + " stores " +
+                                 dtype_name(first.out_dtype), &table);
 }
 
 void run_scatter_kernel(DType dtype, const NodeRef& value, const NodeRef& index, int combine,

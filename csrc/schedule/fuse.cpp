@@ -52,6 +52,7 @@ struct Fuser {
   std::unordered_map<const Node*, std::pair<NodeRef, NodeRef>> memo;
   std::unordered_map<const Node*, bool> reduction_memo;
   int budget = kMaxFusedNodes;
+  const Node* keep = nullptr;
 
   // The producer expression that a Load of `flat` through `load` can be replaced with.
   NodeRef inline_producer(const NodeRef& load) {
@@ -90,7 +91,7 @@ struct Fuser {
     NodeRef out;
     if (n->op == Op::Load) {
       const NodeRef& flat = n->src[0];
-      if (flat->realized) {
+      if (flat->realized || flat.get() == keep) {
         out = n;
       } else if (NodeRef inner = inline_producer(n)) {
         out = visit(inner);
@@ -130,8 +131,9 @@ struct Fuser {
 
 }  // namespace
 
-NodeRef fuse(const NodeRef& value) {
+NodeRef fuse(const NodeRef& value, const Node* keep) {
   Fuser f;
+  f.keep = keep;
   return f.visit(value);
 }
 

@@ -6,6 +6,7 @@
 
 namespace loom {
 
-NodeRef fuse(const NodeRef& value);
+// Loads of `keep` (a pending state that the caller schedules itself) are left as they are.
+NodeRef fuse(const NodeRef& value, const Node* keep = nullptr);
 
 }  // namespace loom

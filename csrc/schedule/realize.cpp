@@ -13,14 +13,30 @@ namespace loom {
 
 namespace {
 
+// Whether two views' element ranges cannot meet (a conservative test on their spans).
+bool disjoint(const View& a, const View& b) {
+  auto span = [](const View& v, int64_t& lo, int64_t& hi) {
+    lo = hi = v.offset;
+    for (size_t d = 0; d < v.sizes.size(); ++d) {
+      if (v.sizes[d] == 0) return false;
+      hi += (v.sizes[d] - 1) * v.strides[d];
+    }
+    return true;
+  };
+  int64_t alo, ahi, blo, bhi;
+  if (!span(a, alo, ahi) || !span(b, blo, bhi)) return true;
+  return ahi < blo || bhi < alo;
+}
+
 // NOTE [Reinplacing]: a write may compute into its base's memory only when nothing but
 // this kernel will ever read the base value again. Every reference to the base must come
 // from the kernel's own expression DAGs (or the write node), and every node of those DAGs
 // that reaches the base must itself be referenced only from inside them: otherwise some
 // lazy reader outside (another buffer's pending value, a tensor recorded before the
 // write) would later read clobbered memory. A store's loads of the base must use the
-// store's view, so each element is read before it is overwritten at the same index; a
-// scatter writes anywhere, so it may not read the base at all.
+// store's view, so each element is read before it is overwritten at the same index, or
+// read elements the store never writes; a scatter writes anywhere, so it may not read the
+// base at all.
 bool can_reuse_base(const Node* write, const Node* base, const std::vector<const Node*>& exprs) {
   const View* same_view = write->op == Op::Store ? &write->view() : nullptr;
   std::unordered_map<const Node*, long> internal_refs;
@@ -33,7 +49,8 @@ bool can_reuse_base(const Node* write, const Node* base, const std::vector<const
   internal_refs[base] = 1;
   auto reads_base = [&](const Node* n) {
     if (n->src[0].get() != base) return false;
-    return n->op == Op::Gather || !same_view || !(n->view() == *same_view);
+    if (n->op == Op::Gather || !same_view) return true;
+    return !(n->view() == *same_view) && !disjoint(n->view(), *same_view);
   };
   while (!stack.empty()) {
     const Node* n = stack.back();
@@ -171,19 +188,136 @@ void realize_one(const NodeRef& flat) {
   }
 }
 
+// NOTE [Batched stores]: a setitem loop leaves a chain of small stores on one buffer, each
+// of which would be a kernel. Consecutive stores whose kernels differ only in constants
+// and offsets run as one kernel over a table of those, in chain order, writing in place.
+// A store joins only when its value is elementwise over constants, realized storage and
+// the buffer's own previous state at the stored elements (or at elements the store does not
+// write), and when that previous state
+// has no reader but this store (so no state between two stores of a batch is ever seen).
+constexpr size_t kMaxBatchValueNodes = 64;
+
+bool is_partial_store(const Node* n) {
+  return n->op == Op::Store && !n->realized &&
+         !is_dense_cover(n->view(), n->shape[0] / itemsize(n->dtype));
+}
+
+// Loads in a batched store's value may read realized storage, the buffer's previous
+// state `prev` (at the stored elements or at elements the store does not write), or a
+// pending whole-storage producer of such values (a Python scalar made a tensor, `x[i-1] +
+// x[i]`), which fusion inlines without running anything.
+bool loads_are_batchable(const Node* value, const Node* prev, const View& view, bool& fusable) {
+  std::unordered_set<const Node*> seen;
+  std::vector<const Node*> stack{value};
+  while (!stack.empty()) {
+    const Node* n = stack.back();
+    stack.pop_back();
+    if (!seen.insert(n).second) continue;
+    if (seen.size() > kMaxBatchValueNodes) return false;
+    switch (op_kind(n->op)) {
+      case OpKind::Move: {
+        if (n->op != Op::Load) {
+          if (n->op != Op::Reindex) return false;
+          break;
+        }
+        const Node* flat = n->src[0].get();
+        if (flat == prev) {
+          if (!(n->view() == view) && !disjoint(n->view(), view)) return false;
+        } else if (!flat->realized) {
+          // A pending producer over the whole of another storage inlines when its own
+          // value qualifies (its loads of `prev` then keep their views).
+          bool inlines = flat->op == Op::Store && flat->dtype == n->dtype &&
+                         is_dense_cover(flat->view(), flat->shape[0] / itemsize(flat->dtype));
+          if (!inlines) return false;
+          fusable = true;
+          stack.push_back(flat->src[1].get());
+        }
+        continue;
+      }
+      case OpKind::Leaf:
+        if (n->op != Op::Const && n->op != Op::Iota) return false;
+        continue;
+      case OpKind::Unary: case OpKind::Binary: case OpKind::Ternary:
+        if (n->op == Op::Check) return false;
+        break;
+      default:
+        return false;
+    }
+    for (const auto& s : n->src) stack.push_back(s.get());
+  }
+  return true;
+}
+
+// Whether `store` (over `prev`) may join a batch; inlines its constant fills if so.
+bool batchable_value(Node* store, const Node* prev) {
+  bool fusable = false;
+  if (!loads_are_batchable(store->src[1].get(), prev, store->view(), fusable)) return false;
+  if (fusable) store->src[1] = fuse(store->src[1], prev);
+  return true;
+}
+
+// Realizes chain[i] (bottom) and the stores above it as one batched kernel when at least
+// two of them qualify; returns how many were realized (0: none, not batchable).
+size_t realize_batch(const std::vector<Node*>& chain, size_t i) {
+  Node* first = chain[i];
+  if (i == 0 || !is_partial_store(first)) return 0;
+  const NodeRef& base = first->src[0];
+  if (!base->realized && base->op != Op::Empty) return 0;
+  const View& v0 = first->view();
+  if (!batchable_value(first, base.get())) return 0;
+  std::shared_ptr<Memory> placeholder;
+  LKernel k = lower_batched_store(v0, first->dtype, first->src[1], placeholder, {base.get()});
+  std::string sig = lkernel_signature(k);
+  std::vector<std::vector<int64_t>> rows{k.slot_values};
+  size_t top = i;  // chain index of the last store in the batch
+  while (top > 0) {
+    Node* next = chain[top - 1];
+    Node* prev = chain[top];
+    if (!is_partial_store(next) || next->dtype != first->dtype ||
+        next->view().sizes != v0.sizes || next->view().strides != v0.strides ||
+        !batchable_value(next, prev) || !can_reuse_base(next, prev, {next->src[1].get()}))
+      break;
+    LKernel kn = lower_batched_store(next->view(), next->dtype, next->src[1], placeholder, {prev});
+    if (lkernel_signature(kn) != sig) break;
+    rows.push_back(std::move(kn.slot_values));
+    --top;
+  }
+  if (rows.size() < 2) return 0;
+  metrics().realizations += int64_t(rows.size());
+  if (!base->realized) realize_one(base);
+  std::shared_ptr<Memory> mem = can_reuse_base(first, base.get(), {first->src[1].get()})
+                                    ? base->realized
+                                    : copy_of(base.get());
+  k.params[0] = mem;
+  run_batched_kernel(std::move(k), rows);
+  // Bottom-up, so each store drops its (already realized) base: no recursive teardown.
+  for (size_t j = i + 1; j-- > top;) set_realized(chain[j]->shared_from_this(), mem);
+  return rows.size();
+}
+
 }  // namespace
 
 // A buffer's value is a chain of writes over a base; they are realized bottom-up in a
 // loop (a long chain of setitems must not recurse once per write). A store covering the
 // whole storage ends the chain: what lies below it is never needed.
 void realize_value(const NodeRef& flat) {
-  std::vector<NodeRef> chain;
-  for (NodeRef n = flat; !n->realized; n = n->src[0]) {
+  // Raw pointers: reinplacing counts references, and each node is kept alive by the one
+  // above it until that one is realized, after which the walk never returns to it.
+  std::vector<Node*> chain;
+  for (Node* n = flat.get(); !n->realized; n = n->src[0].get()) {
     chain.push_back(n);
     if (n->op != Op::Store && n->op != Op::Scatter) break;
     if (n->op == Op::Store && is_dense_cover(n->view(), n->shape[0] / itemsize(n->dtype))) break;
   }
-  for (auto it = chain.rbegin(); it != chain.rend(); ++it) realize_one(*it);
+  for (size_t i = chain.size(); i-- > 0;) {
+    if (chain[i]->realized) continue;
+    size_t done = realize_batch(chain, i);
+    if (done > 0) {
+      i -= done - 1;
+      continue;
+    }
+    realize_one(chain[i]->shared_from_this());
+  }
 }
 
 void realize(Buffer& b) {

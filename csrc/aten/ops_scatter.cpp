@@ -1,0 +1,368 @@
+// Reads and writes along one dim at indices from a tensor: gather, the scatter family
+// (scatter, scatter_add, scatter_reduce) and index_add/index_copy/index_fill. Each is a
+// Gather or Scatter node whose element index is computed, and checked, in the kernel.
+#include <ATen/MemoryOverlap.h>
+#include <torch/library.h>
+
+#include <functional>
+#include <limits>
+
+#include "aten/op_util.h"
+
+namespace loom::aten {
+
+namespace {
+
+using at::Tensor;
+using c10::Scalar;
+using Combine = std::optional<ReduceKind>;
+
+// A 0-dim tensor is indexed as a 1-element vector along dim 0.
+Tensor as_1d(const Tensor& t) { return t.dim() == 0 ? t.view({1}) : t; }
+
+// Storage indices of `t` over the iteration `shape`, where the coordinate along `dim` is
+// `idx` (Int64, of `shape`), checked, and every other coordinate is the iteration's own.
+NodeRef along(const Tensor& t, int64_t dim, const NodeRef& idx, bool wrap, bool index_error,
+              const std::string& msg) {
+  std::vector<NodeRef> coord;
+  for (int64_t d = 0; d < t.dim(); ++d)
+    coord.push_back(d == dim ? checked(idx, t.size(dim), wrap, index_error, msg)
+                             : iota(DType::Int64, idx->shape, int(d)));
+  return storage_index(t, coord);
+}
+
+// A 1-D index tensor spread over `shape` along `dim`.
+NodeRef spread(const Tensor& index, const Shape& shape, int64_t dim) {
+  IndexMap m{{0}, {}, {}};
+  for (int64_t j = 0; j < int64_t(shape.size()); ++j) {
+    m.dim_of.push_back(j == dim ? 0 : -1);
+    m.mult.push_back(j == dim ? 1 : 0);
+  }
+  return reindex(index_value(index.reshape({-1}), {index.numel()}), shape, m);
+}
+
+// `src` read over the shape of `index` (a scatter's source may be larger than its index).
+NodeRef source_over(const Tensor& src, const Tensor& index) {
+  Tensor s = as_1d(src);
+  return read_tensor(s.as_strided(as_1d(index).sizes(), s.strides(), s.storage_offset()));
+}
+
+// out takes self's value (unless it is self), in the layout the meta result gave it; as
+// on CPU, it may not overlap the tensors the op reads.
+void start_from(Tensor& out, const Tensor& self, const Tensor& meta,
+                std::initializer_list<Tensor> inputs) {
+  at::assert_no_internal_overlap(out);
+  for (const Tensor& t : inputs)
+    if (t.defined() && is_loom(t)) at::assert_no_overlap(out, t);
+  if (out.is_same(self)) return;
+  match_out(out, meta);
+  assign(out, read_tensor(self));
+}
+
+// --- gather ---
+
+Tensor& gather_into(const Tensor& self, int64_t dim, const Tensor& index, Tensor& out) {
+  dim = at::maybe_wrap_dim(dim, self.dim());
+  if (index.numel() == 0) return out;
+  Tensor s = as_1d(self), i = as_1d(index);
+  EngineLock g(engine_mutex());
+  NodeRef idx = index_value(i, shape_of(i.sizes()));
+  NodeRef at = along(s, dim, idx, false, false, bounds_message(dim, s.size(dim)));
+  NodeRef v = gather(buffer_of(self), to_loom(self.scalar_type()), at);
+  if (out.dim() == 0) v = reindex(v, {}, IndexMap{{0}, {}, {}});
+  assign(out, v);
+  return out;
+}
+
+Tensor gather_fn(const Tensor& self, int64_t dim, const Tensor& index, bool sparse_grad) {
+  check_operands("gather", {self, index});
+  Tensor meta = at::gather(to_meta(self), dim, to_meta(index), sparse_grad);
+  Tensor out = result_like(meta);
+  return gather_into(self, dim, index, out);
+}
+
+Tensor& gather_out(const Tensor& self, int64_t dim, const Tensor& index, bool sparse_grad,
+                   Tensor& out) {
+  check_operands("gather", {self, index, out});
+  Tensor meta = at::gather(to_meta(self), dim, to_meta(index), sparse_grad);
+  match_out(out, meta);
+  at::assert_no_internal_overlap(out);
+  at::assert_no_overlap(out, self);
+  at::assert_no_overlap(out, index);
+  return gather_into(self, dim, index, out);
+}
+
+// --- scatter ---
+
+// Writes value (over index's shape) into out along dim at index.
+void scatter_along(Tensor& out, int64_t dim, const Tensor& index, const NodeRef& value,
+                   Combine combine) {
+  if (index.numel() == 0) return;
+  Tensor o = as_1d(out), i = as_1d(index);
+  dim = at::maybe_wrap_dim(dim, o.dim());
+  DType dtype = to_loom(out.scalar_type());
+  NodeRef idx = index_value(i, shape_of(i.sizes()));
+  NodeRef at = along(o, dim, idx, false, false, bounds_message(dim, o.size(dim)));
+  scatter(buffer_of(out), dtype, at, cast(value, dtype), combine);
+}
+
+Combine reduce_of(c10::string_view reduce) {
+  if (reduce == "add" || reduce == "sum") return ReduceKind::Sum;
+  if (reduce == "multiply" || reduce == "prod") return ReduceKind::Prod;
+  if (reduce == "amax") return ReduceKind::Max;
+  if (reduce == "amin") return ReduceKind::Min;
+  return std::nullopt;
+}
+
+// One body for the functional, in-place and out= forms of a scatter op. `meta_op` runs
+// the op on meta tensors (checks, result layout); `value` builds the scattered values.
+template <typename Meta, typename Value>
+Tensor& scatter_common(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
+                       Tensor& out, Meta meta_op, Value value, Combine combine) {
+  check_operands("scatter", {self, index, src});
+  Tensor meta = meta_op();
+  EngineLock g(engine_mutex());
+  start_from(out, self, meta, {index, src});
+  if (index.numel() > 0) scatter_along(out, dim, index, value(), combine);
+  return out;
+}
+
+#define LOOM_SCATTER_FORMS(name, overload, PARAMS, ARGS, META, SRC, VALUE, COMBINE)         \
+  Tensor& name##_into(const Tensor& self, int64_t dim, const Tensor& index PARAMS,           \
+                      Tensor& out) {                                                         \
+    return scatter_common(                                                                   \
+        self, dim, index, SRC, out, [&] { return at::overload(to_meta(self), dim, to_meta(index) META); }, \
+        [&] { return VALUE; }, COMBINE);                                                     \
+  }                                                                                          \
+  Tensor name##_fn(const Tensor& self, int64_t dim, const Tensor& index PARAMS) {             \
+    Tensor out;                                                                              \
+    {                                                                                        \
+      Tensor meta = at::overload(to_meta(self), dim, to_meta(index) META);                   \
+      out = result_like(meta);                                                               \
+    }                                                                                        \
+    return name##_into(self, dim, index ARGS, out);                                          \
+  }                                                                                          \
+  Tensor& name##_(Tensor& self, int64_t dim, const Tensor& index PARAMS) {                    \
+    return name##_into(self, dim, index ARGS, self);                                         \
+  }                                                                                          \
+  Tensor& name##_out(const Tensor& self, int64_t dim, const Tensor& index PARAMS, Tensor& out) { \
+    return name##_into(self, dim, index ARGS, out);                                          \
+  }
+
+#define P(...) , __VA_ARGS__
+LOOM_SCATTER_FORMS(scatter_src, scatter, P(const Tensor& src), P(src), P(to_meta(src)), src,
+                   source_over(src, index), std::nullopt)
+LOOM_SCATTER_FORMS(scatter_value, scatter, P(const Scalar& value), P(value), P(value), Tensor(),
+                   scalar_node(value, shape_of(as_1d(index).sizes()), to_loom(self.scalar_type())),
+                   std::nullopt)
+LOOM_SCATTER_FORMS(scatter_reduce_src, scatter, P(const Tensor& src, c10::string_view reduce),
+                   P(src, reduce), P(to_meta(src), reduce), src, source_over(src, index),
+                   reduce_of(reduce))
+LOOM_SCATTER_FORMS(scatter_reduce_value, scatter, P(const Scalar& value, c10::string_view reduce),
+                   P(value, reduce), P(value, reduce), Tensor(),
+                   scalar_node(value, shape_of(as_1d(index).sizes()), to_loom(self.scalar_type())),
+                   reduce_of(reduce))
+LOOM_SCATTER_FORMS(scatter_add, scatter_add, P(const Tensor& src), P(src), P(to_meta(src)), src,
+                   source_over(src, index), ReduceKind::Sum)
+#undef P
+
+// scatter_reduce.two: sum, prod, mean, amax, amin, with or without self's own values.
+Scalar identity_of(c10::string_view reduce, c10::ScalarType t) {
+  bool flt = at::isFloatingType(t);
+  if (reduce == "prod") return 1;
+  if (reduce == "amax")
+    return flt ? Scalar(-std::numeric_limits<double>::infinity())
+               : AT_DISPATCH_INTEGRAL_TYPES_AND(at::kBool, t, "loom_lowest", [] {
+                   return Scalar(std::numeric_limits<scalar_t>::lowest());
+                 });
+  if (reduce == "amin")
+    return flt ? Scalar(std::numeric_limits<double>::infinity())
+               : AT_DISPATCH_INTEGRAL_TYPES_AND(at::kBool, t, "loom_highest", [] {
+                   return Scalar(std::numeric_limits<scalar_t>::max());
+                 });
+  return 0;
+}
+
+Tensor& scatter_reduce_two_into(const Tensor& self, int64_t dim, const Tensor& index,
+                                const Tensor& src, c10::string_view reduce, bool include_self,
+                                Tensor& out) {
+  check_operands("scatter_reduce", {self, index, src});
+  Tensor meta = at::scatter_reduce(to_meta(self), dim, to_meta(index), to_meta(src), reduce,
+                                   include_self);
+  {
+    EngineLock g(engine_mutex());
+    start_from(out, self, meta, {index, src});
+  }
+  if (index.numel() == 0) return out;
+  EngineLock g(engine_mutex());
+  DType dtype = to_loom(out.scalar_type());
+  if (!include_self)
+    scatter_along(out, dim, index,
+                  scalar_node(identity_of(reduce, out.scalar_type()), shape_of(as_1d(index).sizes()), dtype),
+                  std::nullopt);
+  bool mean = reduce == "mean";
+  scatter_along(out, dim, index, source_over(src, index), mean ? ReduceKind::Sum : *reduce_of(reduce));
+  if (mean) {
+    Tensor count = include_self ? at::ones_like(out) : at::zeros_like(out);
+    count.scatter_add_(dim, index, at::ones_like(src));
+    count.masked_fill_(count == 0, 1);
+    if (out.is_floating_point())
+      out.div_(count);
+    else
+      out.div_(count, "floor");
+  }
+  return out;
+}
+
+Tensor scatter_reduce_two_fn(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
+                             c10::string_view reduce, bool include_self) {
+  Tensor meta = at::scatter_reduce(to_meta(self), dim, to_meta(index), to_meta(src), reduce,
+                                   include_self);
+  Tensor out = result_like(meta);
+  return scatter_reduce_two_into(self, dim, index, src, reduce, include_self, out);
+}
+Tensor& scatter_reduce_two_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
+                            c10::string_view reduce, bool include_self) {
+  return scatter_reduce_two_into(self, dim, index, src, reduce, include_self, self);
+}
+Tensor& scatter_reduce_two_out(const Tensor& self, int64_t dim, const Tensor& index,
+                               const Tensor& src, c10::string_view reduce, bool include_self,
+                               Tensor& out) {
+  return scatter_reduce_two_into(self, dim, index, src, reduce, include_self, out);
+}
+
+// --- index_add, index_copy, index_fill: a 1-D index along dim ---
+
+void index_write(Tensor& out, int64_t dim, const Tensor& index, const Shape& shape,
+                 const NodeRef& value, Combine combine, bool wrap, const std::string& msg) {
+  if (numel(shape) == 0) return;
+  Tensor o = as_1d(out);
+  NodeRef at = along(o, dim, spread(index, shape, dim), wrap, true, msg);
+  scatter(buffer_of(out), to_loom(out.scalar_type()), at, value, combine);
+}
+
+Tensor& index_add_into(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
+                       const Scalar& alpha, Tensor& out) {
+  check_operands("index_add", {self, index, source});
+  Tensor meta = at::index_add(to_meta(self), dim, to_meta(index), to_meta(source), alpha);
+  dim = at::maybe_wrap_dim(dim, self.dim());
+  EngineLock g(engine_mutex());
+  start_from(out, self, meta, {index, source});
+  DType dtype = to_loom(out.scalar_type());
+  Tensor src = as_1d(source);
+  Shape shape = shape_of(src.sizes());
+  NodeRef v = cast(read_tensor(src), dtype);
+  if (!(alpha.isIntegral(true) && alpha.toLong() == 1))
+    v = binary(Op::Mul, v, scalar_node(alpha, shape, dtype));
+  index_write(out, dim, index, shape, v, ReduceKind::Sum, false, "index out of range in self");
+  return out;
+}
+
+Tensor index_add_fn(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
+                    const Scalar& alpha) {
+  Tensor out = result_like(at::index_add(to_meta(self), dim, to_meta(index), to_meta(source), alpha));
+  return index_add_into(self, dim, index, source, alpha, out);
+}
+Tensor& index_add_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
+                   const Scalar& alpha) {
+  return index_add_into(self, dim, index, source, alpha, self);
+}
+Tensor& index_add_out(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
+                      const Scalar& alpha, Tensor& out) {
+  return index_add_into(self, dim, index, source, alpha, out);
+}
+
+Tensor& index_copy_into(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
+                        Tensor& out) {
+  check_operands("index_copy", {self, index, source});
+  Tensor meta = at::index_copy(to_meta(self), dim, to_meta(index), to_meta(source));
+  dim = at::maybe_wrap_dim(dim, self.dim());
+  EngineLock g(engine_mutex());
+  start_from(out, self, meta, {index, source});
+  Tensor src = as_1d(source);
+  Shape shape = shape_of(src.sizes());
+  int64_t size = as_1d(out).size(dim);
+  index_write(out, dim, index, shape, cast(read_tensor(src), to_loom(out.scalar_type())),
+              std::nullopt, false, bounds_message(dim, size, "index_copy_(): "));
+  return out;
+}
+
+Tensor index_copy_fn(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source) {
+  Tensor out = result_like(at::index_copy(to_meta(self), dim, to_meta(index), to_meta(source)));
+  return index_copy_into(self, dim, index, source, out);
+}
+Tensor& index_copy_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& source) {
+  return index_copy_into(self, dim, index, source, self);
+}
+Tensor& index_copy_out(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
+                       Tensor& out) {
+  return index_copy_into(self, dim, index, source, out);
+}
+
+Tensor& index_fill_value(Tensor& self, int64_t dim, const Tensor& index,
+                         const std::function<NodeRef(const Shape&, DType)>& value) {
+  dim = at::maybe_wrap_dim(dim, self.dim());
+  at::assert_no_internal_overlap(self);
+  at::assert_no_overlap(self, index);
+  Tensor s = as_1d(self);
+  Shape shape = shape_of(s.sizes());
+  shape[dim] = index.numel();
+  EngineLock g(engine_mutex());
+  index_write(self, dim, index, shape, value(shape, to_loom(self.scalar_type())), std::nullopt,
+              true, bounds_message(dim, s.size(dim)));
+  return self;
+}
+
+Tensor& index_fill_scalar(Tensor& self, int64_t dim, const Tensor& index, const Scalar& value) {
+  check_operands("index_fill_", {self, index});
+  to_meta(self).index_fill_(dim, to_meta(index), value);
+  return index_fill_value(self, dim, index, [&](const Shape& shape, DType dtype) {
+    return scalar_node(value, shape, dtype);
+  });
+}
+
+Tensor& index_fill_tensor(Tensor& self, int64_t dim, const Tensor& index, const Tensor& value) {
+  check_operands("index_fill_", {self, index});
+  TORCH_CHECK(value.dim() == 0, "index_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
+              value.dim(), " dimension(s).");
+  if (!is_loom(value)) return index_fill_scalar(self, dim, index, value.item());
+  to_meta(self).index_fill_(dim, to_meta(index), to_meta(value));
+  return index_fill_value(self, dim, index, [&](const Shape& shape, DType dtype) {
+    return operand(value, shape, dtype);
+  });
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("gather", TORCH_FN(gather_fn));
+  m.impl("gather.out", TORCH_FN(gather_out));
+  m.impl("scatter.src", TORCH_FN(scatter_src_fn));
+  m.impl("scatter_.src", TORCH_FN(scatter_src_));
+  m.impl("scatter.src_out", TORCH_FN(scatter_src_out));
+  m.impl("scatter.value", TORCH_FN(scatter_value_fn));
+  m.impl("scatter_.value", TORCH_FN(scatter_value_));
+  m.impl("scatter.value_out", TORCH_FN(scatter_value_out));
+  m.impl("scatter.reduce", TORCH_FN(scatter_reduce_src_fn));
+  m.impl("scatter_.reduce", TORCH_FN(scatter_reduce_src_));
+  m.impl("scatter.reduce_out", TORCH_FN(scatter_reduce_src_out));
+  m.impl("scatter.value_reduce", TORCH_FN(scatter_reduce_value_fn));
+  m.impl("scatter_.value_reduce", TORCH_FN(scatter_reduce_value_));
+  m.impl("scatter.value_reduce_out", TORCH_FN(scatter_reduce_value_out));
+  m.impl("scatter_add", TORCH_FN(scatter_add_fn));
+  m.impl("scatter_add_", TORCH_FN(scatter_add_));
+  m.impl("scatter_add.out", TORCH_FN(scatter_add_out));
+  m.impl("scatter_reduce.two", TORCH_FN(scatter_reduce_two_fn));
+  m.impl("scatter_reduce_.two", TORCH_FN(scatter_reduce_two_));
+  m.impl("scatter_reduce.two_out", TORCH_FN(scatter_reduce_two_out));
+  m.impl("index_add", TORCH_FN(index_add_fn));
+  m.impl("index_add_", TORCH_FN(index_add_));
+  m.impl("index_add.out", TORCH_FN(index_add_out));
+  m.impl("index_copy", TORCH_FN(index_copy_fn));
+  m.impl("index_copy_", TORCH_FN(index_copy_));
+  m.impl("index_copy.out", TORCH_FN(index_copy_out));
+  m.impl("index_fill_.int_Scalar", TORCH_FN(index_fill_scalar));
+  m.impl("index_fill_.int_Tensor", TORCH_FN(index_fill_tensor));
+}
+
+}  // namespace loom::aten

@@ -1,0 +1,305 @@
+"""Advanced indexing, gather/scatter and the index_* ops against CPU torch: values, dtype,
+sizes, strides, exception types, zero fallbacks, and faults found inside kernels."""
+import pytest
+import torch
+
+import loom
+
+DTYPES = [torch.float32, torch.float64, torch.int64, torch.int32, torch.float16, torch.bfloat16]
+
+
+class Env:
+    """Makes tensors on one device, so one program runs on CPU and on Loom."""
+
+    def __init__(self, device):
+        self.device = device
+
+    def i(self, v):
+        return torch.tensor(v, dtype=torch.long, device=self.device)
+
+    def b(self, v):
+        return torch.tensor(v, dtype=torch.bool, device=self.device)
+
+    def t(self, v, dtype=torch.float32):
+        return torch.tensor(v, dtype=dtype, device=self.device)
+
+
+def base(dtype):
+    return (torch.arange(24, dtype=torch.float64) - 7).view(4, 6).to(dtype)
+
+
+def run(fn, x, env):
+    try:
+        r = fn(x, env)
+        if isinstance(r, torch.Tensor):
+            return r, r.cpu()
+        return r, r
+    except Exception as e:  # noqa: BLE001 (compared by type below)
+        return e, e
+
+
+def check_same(fn, dtype=torch.float32, layout=lambda t: t):
+    cpu_x = layout(base(dtype).clone())
+    loom_x = layout(base(dtype).to(loom.device))
+    loom.reset_metrics()
+    want, want_v = run(fn, cpu_x, Env("cpu"))
+    got, got_v = run(fn, loom_x, Env(loom.device))
+    if isinstance(want, Exception):
+        assert isinstance(got, Exception), f"CPU raised {want!r}, Loom gave {got_v}"
+        assert type(got) is type(want), f"CPU raised {want!r}, Loom raised {got!r}"
+        return
+    assert not isinstance(got, Exception), f"Loom raised {got!r}"
+    assert got.device == loom.device
+    assert got_v.dtype == want_v.dtype
+    assert got_v.shape == want_v.shape
+    assert got.stride() == want.stride(), (got.stride(), want.stride())
+    assert torch.equal(got_v, want_v), (got_v, want_v)
+    # The input (written in place by some ops) must match as well.
+    assert torch.equal(loom_x.cpu(), cpu_x)
+    assert loom.metrics()["fallbacks"] == {}
+
+
+def setitem(key, value):
+    def f(t, e):
+        t[key(e) if callable(key) else key] = value(e) if callable(value) else value
+        return t
+
+    return f
+
+
+READS = {
+    "index_rows": lambda t, e: t[e.i([0, 2, -1])],
+    "index_cols": lambda t, e: t[:, e.i([[0, 2], [1, 1]])],
+    "index_pair": lambda t, e: t[e.i([0, 2]), e.i([1, 5])],
+    "index_broadcast": lambda t, e: t[e.i([[0], [3]]), e.i([1, 5, 0])],
+    "index_nonadjacent": lambda t, e: t.view(2, 2, 6)[e.i([0, 1]), :, e.i([1, 5])],
+    "index_adjacent_mid": lambda t, e: t.view(2, 2, 6)[:, e.i([1, 0]), e.i([1, 5])],
+    "index_ellipsis": lambda t, e: t.view(2, 2, 6)[..., e.i([3])],
+    "index_none": lambda t, e: t[None, e.i([1])],
+    "index_mask": lambda t, e: t[t > 3],
+    "index_mask_rows": lambda t, e: t[e.b([True, False, True, True])],
+    "index_mask_and_int": lambda t, e: t[e.b([True, False, True, True]), e.i([0, 1, 5])],
+    "index_cpu_indices": lambda t, e: t[torch.tensor([1, 3])],
+    "index_empty": lambda t, e: t[e.i([])],
+    "index_oob": lambda t, e: t[e.i([0, 4])],
+    "index_oob_neg": lambda t, e: t[:, e.i([-7])],
+    "index_float_index": lambda t, e: t[e.t([0.0])],
+    "index_too_many": lambda t, e: t[e.i([0]), e.i([0]), e.i([0])],
+    "index_mask_shape": lambda t, e: t[e.b([True, False, True])],
+    "take": lambda t, e: t.take(e.i([[0, 5], [-1, 23]])),
+    "take_oob": lambda t, e: t.take(e.i([24])),
+    "take_int32": lambda t, e: t.take(e.i([1]).int()),
+    "index_select_0": lambda t, e: t.index_select(0, e.i([3, 0, 0])),
+    "index_select_1": lambda t, e: t.index_select(1, e.i([5, 1])),
+    "index_select_int32": lambda t, e: t.index_select(1, e.i([5, 1]).int()),
+    "index_select_2d_index": lambda t, e: t.index_select(0, e.i([[0]])),
+    "index_select_oob": lambda t, e: t.index_select(0, e.i([4])),
+    "gather_1": lambda t, e: t.gather(1, e.i([[0, 1], [3, 3], [2, 0]])),
+    "gather_0": lambda t, e: t.gather(0, e.i([[0, 1, 3], [3, 3, 3]])),
+    "gather_oob": lambda t, e: t.gather(1, e.i([[0, 6]])),
+    "gather_neg": lambda t, e: t.gather(1, e.i([[-1]])),
+    "gather_int32": lambda t, e: t.gather(1, e.i([[0]]).int()),
+    "nonzero": lambda t, e: t.nonzero(),
+    "nonzero_0d": lambda t, e: t[1, 1].nonzero(),
+    "masked_select": lambda t, e: t.masked_select(e.b([True, False, False, True, True, False])),
+    "masked_select_byte": lambda t, e: t.masked_select(e.b([True] * 6).byte()),
+    "embedding": lambda t, e: torch.nn.functional.embedding(e.i([[1, 3], [0, 0]]), t),
+    "embedding_oob": lambda t, e: torch.nn.functional.embedding(e.i([4]), t),
+}
+
+WRITES = {
+    "setitem_int_index": setitem(lambda e: e.i([0, 2]), 5),
+    "setitem_index_tensor_value": setitem(lambda e: e.i([0, 2]), lambda e: e.t([1, 2, 3, 4, 5, 6])),
+    "setitem_pair": setitem(lambda e: (e.i([0, 3]), e.i([5, 0])), -1),
+    "setitem_mask": setitem(lambda e: None, None),
+    "setitem_rows_mask": setitem(lambda e: e.b([True, False, False, True]), 9),
+    "setitem_index_slice": setitem(lambda e: (e.i([1, 3]), slice(None, 3)), 2),
+    "setitem_oob": setitem(lambda e: e.i([0, 9]), 1),
+    "index_put_acc_dup": lambda t, e: t.index_put_((e.i([0, 0, 2]),), e.t([1, 1, 1, 1, 1, 1]).to(t.dtype), accumulate=True),
+    "index_put_acc_pair": lambda t, e: t.index_put_((e.i([0, 0]), e.i([1, 1])), e.t(2).to(t.dtype), accumulate=True),
+    "index_put_dtype": lambda t, e: t.index_put_((e.i([0]),), e.t(1, torch.float64 if t.dtype != torch.float64 else torch.float32)),
+    "index_put_shape": lambda t, e: t.index_put_((e.i([0, 1]),), e.t([1, 2, 3]).to(t.dtype)),
+    "put_": lambda t, e: t.put_(e.i([0, 5, 7]), e.t([1, 2, 3]).to(t.dtype)),
+    "put_acc": lambda t, e: t.put_(e.i([0, 0, -1]), e.t([1, 2, 3]).to(t.dtype), accumulate=True),
+    "put_oob": lambda t, e: t.put_(e.i([24]), e.t([1]).to(t.dtype)),
+    "masked_fill": lambda t, e: t.masked_fill_(t > 2, -2),
+    "masked_fill_bcast": lambda t, e: t.masked_fill_(e.b([True, False, True, False, False, True]), 4),
+    "masked_fill_tensor": lambda t, e: t.masked_fill_(t < 0, e.t(3).to(t.dtype)),
+    "masked_fill_tensor_1d": lambda t, e: t.masked_fill_(t < 0, e.t([3]).to(t.dtype)),
+    "masked_fill_fn": lambda t, e: t.masked_fill(t < 0, 1),
+    "scatter_src": lambda t, e: t.scatter(1, e.i([[0, 1], [3, 3]]), t[2:] * 3),
+    "scatter_value_": lambda t, e: t.scatter_(0, e.i([[0, 1], [3, 3]]), 7),
+    "scatter_add_mode": lambda t, e: t.scatter(1, e.i([[0, 0], [3, 3]]), t[2:] * 3, reduce="add"),
+    "scatter_multiply_value": lambda t, e: t.scatter(1, e.i([[0, 0], [3, 3]]), 2, reduce="multiply"),
+    "scatter_add": lambda t, e: t.scatter_add(0, e.i([[0, 0, 1], [0, 0, 1]]), t[:2]),
+    "scatter_add_oob": lambda t, e: t.scatter_add(0, e.i([[0, 9, 1]]), t[:1].clone()),
+    "scatter_overlap": lambda t, e: t.scatter_add_(0, e.i([[0, 0, 1]]), t[:1]),
+    "scatter_oob_": lambda t, e: t.scatter_(1, e.i([[6]]), 1),
+    "index_add": lambda t, e: t.index_add(0, e.i([1, 1, 3]), t[:3], alpha=2),
+    "index_add_dim1": lambda t, e: t.index_add(1, e.i([1, 1, 3]), t[:, :3]),
+    "index_add_oob": lambda t, e: t.index_add(0, e.i([1, 9]), t[:2]),
+    "index_copy": lambda t, e: t.index_copy(1, e.i([5, 0]), t[:, :2] * 3),
+    "index_copy_oob": lambda t, e: t.index_copy(1, e.i([6, 0]), t[:, :2] * 3),
+    "index_fill": lambda t, e: t.index_fill(1, e.i([5, -1, 0]), -3),
+    "index_fill_tensor": lambda t, e: t.index_fill_(0, e.i([2]), e.t(9).to(t.dtype)),
+    "index_fill_oob": lambda t, e: t.index_fill_(1, e.i([9]), -3),
+}
+
+
+def _mask_setitem(t, e):
+    t[t > 4] = 0
+    return t
+
+
+WRITES["setitem_mask"] = _mask_setitem
+
+
+@pytest.mark.parametrize("name", sorted(READS))
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64])
+def test_read(name, dtype):
+    check_same(READS[name], dtype)
+
+
+@pytest.mark.parametrize("name", sorted(WRITES))
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64])
+def test_write(name, dtype):
+    check_same(WRITES[name], dtype)
+
+
+TRANSPOSED = lambda t: t.t()  # noqa: E731
+SLICED = lambda t: t[:, 1:5]  # noqa: E731
+
+
+@pytest.mark.parametrize("name", ["index_rows", "index_pair", "index_mask", "take", "gather_1",
+                                  "index_select_1", "nonzero"])
+@pytest.mark.parametrize("layout", [TRANSPOSED, SLICED], ids=["t", "sliced"])
+def test_read_layouts(name, layout):
+    check_same(READS[name], torch.float32, layout)
+
+
+@pytest.mark.parametrize("name", ["setitem_int_index", "setitem_mask", "index_put_acc_dup", "put_acc",
+                                  "masked_fill", "scatter_value_", "index_add", "index_fill"])
+@pytest.mark.parametrize("layout", [TRANSPOSED, SLICED], ids=["t", "sliced"])
+def test_write_layouts(name, layout):
+    check_same(WRITES[name], torch.float32, layout)
+
+
+@pytest.mark.parametrize("dtype", DTYPES + [torch.bool, torch.uint8, torch.int8, torch.int16])
+def test_dtypes(dtype):
+    check_same(READS["index_pair"], dtype)
+    check_same(READS["gather_1"], dtype)
+    check_same(WRITES["setitem_index_tensor_value"], dtype)
+    check_same(WRITES["scatter_src"], dtype)
+    if dtype != torch.bool:
+        check_same(WRITES["index_put_acc_dup"], dtype)
+
+
+@pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64])
+def test_scatter_reduce(reduce, include_self, dtype):
+    check_same(lambda t, e: t.scatter_reduce(1, e.i([[0, 0, 5], [3, 3, 3]]), t[2:] * 3 - 5, reduce,
+                                             include_self=include_self), dtype)
+    check_same(lambda t, e: t.scatter_reduce_(0, e.i([[0, 0, 3]]), t[1:2].clone(), reduce,
+                                              include_self=include_self), dtype)
+
+
+def test_scatter_reduce_nan_propagates():
+    def f(t, e):
+        src = t[2:].clone()
+        src[0, 0] = float("nan")
+        return t.scatter_reduce(1, e.i([[1, 1], [0, 0]]), src, "amax")
+    check_same(f)
+
+
+def test_out_variants():
+    check_same(lambda t, e: torch.gather(t, 1, e.i([[0, 1]]), out=torch.empty(0, device=t.device)))
+    check_same(lambda t, e: torch.index_select(t, 0, e.i([1]), out=torch.empty(0, device=t.device)))
+    check_same(lambda t, e: torch.take(t, e.i([1, 2]), out=torch.empty(0, device=t.device)))
+    check_same(lambda t, e: torch.masked_select(t, t > 0, out=torch.empty(0, device=t.device)))
+    check_same(lambda t, e: torch.nonzero(t, out=torch.empty(0, dtype=torch.long, device=t.device)))
+    check_same(lambda t, e: torch.scatter(t, 0, e.i([[1]]), 5.0, out=torch.empty(4, 6, device=t.device).t().t()))
+    check_same(lambda t, e: torch.index_add(t, 0, e.i([1]), t[:1], out=torch.empty(6, 4, device=t.device).t()))
+
+
+def test_reads_are_lazy_and_ordered():
+    x = torch.arange(6.0, device=loom.device)
+    y = x[torch.tensor([0, 5], device=loom.device)]
+    x.add_(10)
+    assert y.tolist() == [0.0, 5.0]
+    assert x.tolist() == [10.0, 11.0, 12.0, 13.0, 14.0, 15.0]
+
+
+def test_aliases_see_scatter():
+    x = torch.zeros(4, 4, device=loom.device)
+    view = x.t()[1:]
+    x.index_put_((torch.tensor([0, 1], device=loom.device), torch.tensor([1, 2], device=loom.device)),
+                 torch.tensor(7.0, device=loom.device))
+    want = torch.zeros(4, 4)
+    want[0, 1] = want[1, 2] = 7
+    assert torch.equal(view.cpu(), want.t()[1:])
+
+
+def test_fault_leaves_storage_and_device_usable(fresh_metrics):
+    x = torch.arange(6.0, device=loom.device)
+    loom.sync()
+    alias = x[2:]
+    x.index_put_((torch.tensor([1, 9], device=loom.device),), torch.tensor(5.0, device=loom.device))
+    with pytest.raises(IndexError, match="index 9 is out of bounds for dimension 0 with size 6"):
+        x.cpu()
+    assert x.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    assert alias.tolist() == [2.0, 3.0, 4.0, 5.0]
+    x.index_put_((torch.tensor([1], device=loom.device),), torch.tensor(5.0, device=loom.device))
+    assert x.tolist() == [0.0, 5.0, 2.0, 3.0, 4.0, 5.0]
+
+
+def test_gather_fault_raises_at_sync():
+    x = torch.arange(6.0, device=loom.device)
+    y = x.gather(0, torch.tensor([7], device=loom.device))
+    with pytest.raises(RuntimeError, match="index 7 is out of bounds for dimension 0 with size 6"):
+        loom.sync()
+    del y
+    loom.sync()
+    assert (x + 1).tolist()[0] == 1.0
+
+
+def test_scatter_fault_inside_later_writes():
+    x = torch.zeros(5, device=loom.device)
+    x[0] = 1
+    x.scatter_(0, torch.tensor([9], device=loom.device), 3.0)
+    x[1] = 2
+    with pytest.raises(RuntimeError, match="index 9"):
+        x.cpu()
+    assert x.tolist() == [1.0, 2.0, 0.0, 0.0, 0.0]
+
+
+def test_index_put_is_one_kernel_and_in_place(fresh_metrics):
+    x = torch.zeros(1000, device=loom.device)
+    loom.sync()
+    before = loom.metrics()["kernels_run"]
+    idx = torch.tensor([3, 5, 7], device=loom.device)
+    loom.sync()
+    base_kernels = loom.metrics()["kernels_run"]
+    x.index_put_((idx,), torch.tensor(1.0, device=loom.device), accumulate=True)
+    x.cpu()
+    assert loom.metrics()["kernels_run"] - base_kernels == 1
+    assert before <= base_kernels
+
+
+def test_mask_setitem_does_not_realize(fresh_metrics):
+    x = torch.arange(10.0, device=loom.device)
+    x[x > 4] = 0.0
+    assert loom.metrics()["kernels_run"] == 0
+    assert x.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+    assert loom.metrics()["kernels_run"] == 1
+
+
+def test_gather_fuses_with_its_index_and_consumer(fresh_metrics):
+    x = torch.arange(12.0, device=loom.device).view(3, 4)
+    loom.sync()
+    idx = torch.tensor([[0, 3], [1, 1], [2, 0]], device=loom.device)
+    loom.sync()
+    loom.reset_metrics()
+    y = (x.gather(1, idx * 1) * 2 + 1).sum()
+    assert y.item() == ((torch.arange(12.0).view(3, 4).gather(1, torch.tensor([[0, 3], [1, 1], [2, 0]])) * 2 + 1).sum()).item()
+    assert loom.metrics()["kernels_run"] == 1
