@@ -75,7 +75,10 @@ namespace {
 Tensor& nonzero_out(const Tensor& self, Tensor& out) {
   TORCH_CHECK(out.scalar_type() == at::kLong, "nonzero: Expected out tensor to have scalar type Long but got scalar type", out.scalar_type());
   Tensor r = nonzero_fn(self);
-  at::native::resize_output(out, r.sizes());
+  if (out.sizes() != r.sizes()) {  // as CPU: column-major, like the functional result
+    out.resize_({r.size(1), r.size(0)});
+    out.t_();
+  }
   assign(out, read_tensor(r));
   return out;
 }
@@ -304,6 +307,9 @@ Tensor& put_fn(Tensor& self, const Tensor& index, const Tensor& source, bool acc
 
 Tensor index_select_fn(const Tensor& self, int64_t dim, const Tensor& index) {
   check_operands("index_select", {self, index});
+  TORCH_CHECK_INDEX(index.dim() <= 1, "index_select(): Index is supposed to be a vector");
+  TORCH_CHECK(index.scalar_type() == at::kLong || index.scalar_type() == at::kInt,
+              "index_select(): Expected dtype int32 or int64 for index");
   Tensor meta = at::index_select(to_meta(self), dim, to_meta(index));
   dim = at::maybe_wrap_dim(dim, self.dim());
   EngineLock g(engine_mutex());
@@ -364,7 +370,8 @@ Tensor& masked_fill_tensor(Tensor& self, const Tensor& mask, const Tensor& value
 
 Tensor masked_select_fn(const Tensor& self, const Tensor& mask) {
   check_operands("masked_select", {self, mask});
-  TORCH_CHECK(mask.scalar_type() == at::kBool, "masked_select: expected BoolTensor for mask");
+  TORCH_CHECK(mask.scalar_type() == at::kBool || mask.scalar_type() == at::kByte,
+              "masked_select: expected BoolTensor or ByteTensor for mask");
   auto shape = at::infer_size_dimvector(self.sizes(), mask.sizes());
   Tensor s = self.expand(shape), m = mask.expand(shape);
   if (shape.empty()) {

@@ -47,6 +47,9 @@ struct LKernel {
   bool batched = false;
   int out_slot = -1;
   std::vector<int64_t> slot_values;
+  // A batched kernel may first fill its whole output (loads none): the buffer's pending
+  // value below the batch, so a fresh tensor and its setitem loop are one kernel.
+  std::shared_ptr<LKernel> prologue;
   // Fault messages of the kernel's Check nodes, by local check number.
   std::vector<int> checks;
   bool check_in_reduce = false;  // some Check runs inside a reduction loop

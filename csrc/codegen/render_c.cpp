@@ -172,9 +172,18 @@ struct Renderer {
     return depth;
   }
 
-  std::string render() {
-    os << c_prelude();
-    os << "void kernel(char** bufs, int64_t start, int64_t end) {\n";
+  // The kernel function; a batched kernel's prologue is a static function called first.
+  std::string render(bool entry = true) {
+    if (entry) os << c_prelude();
+    if (entry && k.prologue) {
+      Renderer pro(*k.prologue);
+      os << pro.render(false);
+    }
+    os << (entry ? "void kernel" : "static void loom_prologue")
+       << "(char** bufs, int64_t start, int64_t end) {\n";
+    if (entry && k.prologue)
+      line(1, "if (start == 0) loom_prologue(bufs, 0, " +
+                  std::to_string(k.prologue->var_size.empty() ? 1 : k.prologue->var_size[0]) + "LL);");
     for (size_t p = 0; p < k.params.size(); ++p) {
       std::string t = c_storage_type(k.param_dtype[p]);
       line(1, t + "* p" + std::to_string(p) + " = (" + t + "*)bufs[" + std::to_string(p) + "];");

@@ -17,6 +17,7 @@ namespace {
 void run_kernel(LKernel& k, const NodeRef& value, const std::string& what,
                 const std::vector<int64_t>* rows = nullptr) {
   collapse_loops(k);
+  if (k.prologue) collapse_loops(*k.prologue);
   std::string src = render_c(k);
   const int dbg = debug_level();
   if (dbg >= 5 && value) std::fprintf(stderr, "loom: graph\n%s", graph_str(value).c_str());

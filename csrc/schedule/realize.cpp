@@ -258,18 +258,46 @@ bool batchable_value(Node* store, const Node* prev) {
 
 // Realizes chain[i] (bottom) and the stores above it as one batched kernel when at least
 // two of them qualify; returns how many were realized (0: none, not batchable).
+// A whole-storage store computed from coordinates and constants alone (zeros, full,
+// arange), small enough to run on one thread ahead of a batch.
+bool is_small_fill(const Node* n) {
+  if (n->op != Op::Store || n->realized || numel(n->view().sizes) > (int64_t(1) << 16) ||
+      !is_dense_cover(n->view(), n->shape[0] / itemsize(n->dtype)))
+    return false;
+  std::unordered_set<const Node*> seen;
+  std::vector<const Node*> stack{n->src[1].get()};
+  while (!stack.empty()) {
+    const Node* v = stack.back();
+    stack.pop_back();
+    if (!seen.insert(v).second) continue;
+    OpKind kind = op_kind(v->op);
+    bool ok = v->op == Op::Const || v->op == Op::Iota || v->op == Op::Reindex ||
+              ((kind == OpKind::Unary || kind == OpKind::Binary || kind == OpKind::Ternary) &&
+               v->op != Op::Check);
+    if (!ok || seen.size() > kMaxBatchValueNodes) return false;
+    for (const auto& s : v->src) stack.push_back(s.get());
+  }
+  return true;
+}
+
+// Realizes chain[i] (bottom) and the stores above it as one batched kernel when at least
+// two of them qualify, a small fill below them counting as one; returns how many were
+// realized (0: not batchable).
 size_t realize_batch(const std::vector<Node*>& chain, size_t i) {
-  Node* first = chain[i];
-  if (i == 0 || !is_partial_store(first)) return 0;
+  Node* fill = i > 0 && is_small_fill(chain[i]) ? chain[i] : nullptr;
+  size_t b = fill ? i - 1 : i;
+  Node* first = chain[b];
+  if (b == 0 && !fill) return 0;
+  if (!is_partial_store(first)) return 0;
   const NodeRef& base = first->src[0];
-  if (!base->realized && base->op != Op::Empty) return 0;
+  if (!fill && !base->realized && base->op != Op::Empty) return 0;
   const View& v0 = first->view();
   if (!batchable_value(first, base.get())) return 0;
   std::shared_ptr<Memory> placeholder;
   LKernel k = lower_batched_store(v0, first->dtype, first->src[1], placeholder, {base.get()});
   std::string sig = lkernel_signature(k);
   std::vector<std::vector<int64_t>> rows{k.slot_values};
-  size_t top = i;  // chain index of the last store in the batch
+  size_t top = b;  // chain index of the last store in the batch
   while (top > 0) {
     Node* next = chain[top - 1];
     Node* prev = chain[top];
@@ -282,17 +310,24 @@ size_t realize_batch(const std::vector<Node*>& chain, size_t i) {
     rows.push_back(std::move(kn.slot_values));
     --top;
   }
-  if (rows.size() < 2) return 0;
-  metrics().realizations += int64_t(rows.size());
-  if (!base->realized) realize_one(base);
-  std::shared_ptr<Memory> mem = can_reuse_base(first, base.get(), {first->src[1].get()})
-                                    ? base->realized
-                                    : copy_of(base.get());
+  if (rows.size() + (fill ? 1 : 0) < 2) return 0;
+  metrics().realizations += int64_t(rows.size() + (fill ? 1 : 0));
+  std::shared_ptr<Memory> mem;
+  if (fill) {
+    if (!can_reuse_base(first, fill, {first->src[1].get()})) return 0;
+    mem = allocate_memory(size_t(fill->shape[0]));
+    k.prologue = std::make_shared<LKernel>(
+        lower_store(fill->view(), fill->dtype, fill->src[1], mem));
+  } else {
+    if (!base->realized) realize_one(base);
+    mem = can_reuse_base(first, base.get(), {first->src[1].get()}) ? base->realized
+                                                                   : copy_of(base.get());
+  }
   k.params[0] = mem;
   run_batched_kernel(std::move(k), rows);
   // Bottom-up, so each store drops its (already realized) base: no recursive teardown.
   for (size_t j = i + 1; j-- > top;) set_realized(chain[j]->shared_from_this(), mem);
-  return rows.size();
+  return i + 1 - top;
 }
 
 }  // namespace

@@ -1,0 +1,155 @@
+"""Setitem loops and chains of small writes: values against CPU, and the kernel counts the
+batching of stores promises (NOTE [Batched stores] in schedule/realize.cpp)."""
+import pytest
+import torch
+
+import loom
+
+D = loom.device
+
+
+def both(program):
+    """Runs program(device) on CPU and on Loom; returns the Loom kernels it took."""
+    want = program("cpu")
+    loom.sync()
+    loom.reset_metrics()
+    got = program(D)
+    got_cpu = [t.cpu() for t in got]
+    for w, g in zip(want, got_cpu):
+        assert g.dtype == w.dtype
+        torch.testing.assert_close(g, w, rtol=0, atol=0, equal_nan=True)
+    assert loom.metrics()["fallbacks"] == {}
+    return loom.metrics()["kernels_run"]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64, torch.int32,
+                                   torch.int8, torch.uint8, torch.bool, torch.float16,
+                                   torch.bfloat16])
+@pytest.mark.parametrize("realized", [True, False])
+def test_scalar_setitem_loop_is_one_kernel(dtype, realized):
+    def program(dev):
+        t = torch.zeros(64, 3, dtype=dtype, device=dev)
+        if realized and dev != "cpu":
+            loom.sync()
+            loom.reset_metrics()
+        for i in range(50):
+            t[i] = i % 2 if dtype == torch.bool else i % 7
+        return [t]
+
+    assert both(program) == 1
+
+
+def test_loop_reuses_the_compiled_kernel():
+    t = torch.zeros(100, device=D)
+    loom.sync()
+    for i in range(100):
+        t[i] = float(i)
+    t.cpu()
+    loom.reset_metrics()
+    for i in range(100):
+        t[99 - i] = float(2 * i)
+    assert t.cpu().tolist() == [float(2 * (99 - i)) for i in range(100)]
+    m = loom.metrics()
+    assert m["kernels_run"] == 1
+    assert m["kernels_compiled"] == 0
+
+
+def test_accumulating_loop():
+    def program(dev):
+        b = torch.zeros(8, dtype=torch.int64, device=dev)
+        for i in range(200):
+            b[i % 8] += 1
+        return [b]
+
+    assert both(program) == 1
+
+
+def test_rows_from_another_tensor():
+    def program(dev):
+        src = torch.arange(30.0, device=dev).view(10, 3)
+        if dev != "cpu":
+            loom.sync()
+            loom.reset_metrics()
+        t = torch.empty(10, 3, device=dev)
+        for i in range(10):
+            t[i] = src[9 - i] * 2
+        return [t]
+
+    assert both(program) == 1
+
+
+def test_prefix_sum_loop_reads_earlier_writes():
+    def program(dev):
+        x = torch.arange(1.0, 21.0, device=dev)
+        for i in range(1, 20):
+            x[i] = x[i - 1] + x[i]
+        return [x]
+
+    assert both(program) == 1
+
+
+def test_a_reader_between_writes_sees_its_state():
+    def program(dev):
+        x = torch.zeros(6, device=dev)
+        snaps = []
+        for i in range(6):
+            x[i] = i + 1
+            if i in (1, 3):
+                snaps.append(x * 1)
+        return [x] + snaps
+
+    both(program)
+
+
+def test_aliases_see_batched_writes():
+    def program(dev):
+        x = torch.zeros(4, 4, device=dev)
+        col = x[:, 1]
+        t = x.t()
+        for i in range(4):
+            x[i, i] = i + 1
+            x[i, (i + 1) % 4] = -i
+        return [x, col, t, t[2:]]
+
+    assert both(program) == 1
+
+
+def test_mixed_writes_stay_ordered():
+    def program(dev):
+        x = torch.ones(5, 4, dtype=torch.float16, device=dev)
+        for i in range(5):
+            x[i] = i * 0.1
+        x[1:3] = 7
+        for i in range(5):
+            x[i] *= 3
+        x[:, 0] = x[:, 1] + 1
+        return [x]
+
+    both(program)
+
+
+def test_in_place_on_realized_slice_is_one_kernel():
+    a = torch.arange(10.0, device=D)
+    loom.sync()
+    loom.reset_metrics()
+    a[1:].mul_(2)
+    assert a.tolist() == [0.0] + [2.0 * i for i in range(1, 10)]
+    assert loom.metrics()["kernels_run"] == 1
+
+
+def test_long_chain_does_not_recurse():
+    b = torch.zeros(8, device=D)
+    for i in range(20000):
+        b[i % 8] += 1
+    assert b.tolist() == [2500.0] * 8
+
+
+def test_writes_through_views_batch():
+    def program(dev):
+        x = torch.zeros(6, 6, device=dev)
+        v = x[1:, ::2]
+        for i in range(5):
+            v[i] = float(i)
+        return [x, v]
+
+    assert both(program) == 1
