@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstring>
 #include <stdexcept>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "core/memory.h"
@@ -13,6 +14,35 @@ namespace loom {
 namespace {
 
 std::atomic<int64_t> g_empty_id{0};
+void (*g_bound_hook)(Buffer&) = nullptr;
+
+// The depth of `n` when loads of `base` count as leaves: a chain of writes is realized
+// bottom-up, so by the time a store's value is fused its base is memory. Nodes no deeper
+// than `floor` cannot matter and are not visited.
+int32_t depth_over(const Node* n, const Node* base, int32_t floor,
+                   std::unordered_map<const Node*, int32_t>& memo) {
+  if (n->depth <= floor) return n->depth;
+  if (n->op == Op::Load) return n->src[0].get() == base ? 1 : n->depth;
+  auto it = memo.find(n);
+  if (it != memo.end()) return it->second;
+  int32_t d = 0;
+  for (const auto& s : n->src) d = std::max(d, depth_over(s.get(), base, floor, memo));
+  if (op_kind(n->op) != OpKind::Flat) d += 1;
+  memo.emplace(n, d);
+  return d;
+}
+
+// Sets the depth of a new write node (see Node::depth) and bounds it.
+void bound(Buffer& b) {
+  Node* w = b.value.get();
+  const Node* base = w->src[0].get();
+  std::unordered_map<const Node*, int32_t> memo;
+  int32_t d = base->depth;
+  for (size_t i = 1; i < w->src.size(); ++i)
+    d = std::max(d, depth_over(w->src[i].get(), base, base->depth, memo));
+  w->depth = d;
+  if (d > kMaxPendingDepth && g_bound_hook) g_bound_hook(b);
+}
 
 struct Registry {
   std::mutex mu;
@@ -78,6 +108,8 @@ std::recursive_mutex& engine_mutex() {
   return *m;
 }
 
+void set_bound_hook(void (*realize_buffer)(Buffer&)) { g_bound_hook = realize_buffer; }
+
 NodeRef read(const Buffer& b, DType dtype, const View& view) {
   return make_node(Op::Load, dtype, view.sizes, {b.value}, view);
 }
@@ -89,6 +121,7 @@ void write(Buffer& b, DType dtype, const View& view, const NodeRef& value) {
   // changes nothing.
   if (value->op == Op::Load && value->src[0] == b.value && value->view() == view) return;
   b.value = make_node(Op::Store, dtype, {b.nbytes}, {b.value, value}, view);
+  bound(b);
 }
 
 NodeRef gather(const Buffer& b, DType dtype, const NodeRef& index) {
@@ -103,6 +136,7 @@ void scatter(Buffer& b, DType dtype, const NodeRef& index, const NodeRef& value,
   check(value->dtype == dtype, "scatter of a value whose dtype differs from the storage");
   int64_t mode = combine ? int64_t(*combine) : -1;
   b.value = make_node(Op::Scatter, dtype, {b.nbytes}, {b.value, value, index}, mode);
+  bound(b);
 }
 
 NodeRef check_index(const NodeRef& index, int64_t size, bool wrap, int msg) {

@@ -28,6 +28,13 @@ std::vector<Buffer*> live_buffers();
 // realize concurrently, and each call holds it for its whole duration.
 std::recursive_mutex& engine_mutex();
 
+// NOTE [Graph bound]: values may pile up without a sync (`for ...: a = a + 1`). When a
+// write leaves a buffer whose value would take more than kMaxPendingDepth nested steps to
+// realize, the buffer is realized at once (by the hook the scheduler installs), so the
+// recursion of fusion and realization stays bounded.
+constexpr int32_t kMaxPendingDepth = 256;
+void set_bound_hook(void (*realize_buffer)(Buffer&));
+
 // --- reads and writes ---
 NodeRef read(const Buffer& b, DType dtype, const View& view);
 // `value` must have shape view.sizes and dtype `dtype`.

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include "core/node.h"
 
 #include <atomic>
@@ -109,12 +110,29 @@ const char* reduce_name(ReduceKind k) {
   return names[int(k)];
 }
 
+// Dropping the last reference to a long chain would destroy it recursively, one frame per
+// node: sources are handed to the outermost destructor on this thread and released in a
+// loop there.
 Node::~Node() {
   if (interned) {
     std::lock_guard<std::mutex> g(table().mu);
     table().erase(this);
   }
   --g_live;
+  static thread_local std::vector<NodeRef>* releasing = nullptr;
+  if (releasing) {
+    for (auto& s : src) releasing->push_back(std::move(s));
+    return;
+  }
+  std::vector<NodeRef> pending(std::make_move_iterator(src.begin()),
+                               std::make_move_iterator(src.end()));
+  releasing = &pending;
+  while (!pending.empty()) {
+    NodeRef n = std::move(pending.back());
+    pending.pop_back();
+    n.reset();  // may push n's sources onto `pending`
+  }
+  releasing = nullptr;
 }
 
 NodeRef make_node(Op op, DType dtype, Shape shape, std::vector<NodeRef> src, Arg arg) {
@@ -139,6 +157,8 @@ NodeRef make_node(Op op, DType dtype, Shape shape, std::vector<NodeRef> src, Arg
   n->arg = std::move(arg);
   n->hash = h;
   n->interned = true;
+  for (const auto& s : n->src) n->depth = std::max(n->depth, s->depth);
+  if (op_kind(op) != OpKind::Flat) n->depth += 1;
   ++g_live;
   t.nodes.emplace(h, n.get());
   return n;
@@ -162,6 +182,7 @@ void set_realized(const NodeRef& n, std::shared_ptr<Memory> mem) {
   }
   n->realized = std::move(mem);
   n->src.clear();
+  n->depth = 0;
 }
 
 size_t live_node_count() { return size_t(g_live.load()); }

@@ -101,6 +101,10 @@ struct Node : std::enable_shared_from_this<Node> {
   Arg arg;
   size_t hash = 0;
   bool interned = false;
+  // How deep realizing this value would recurse (fusion follows loads into pending
+  // producers); graph.h bounds it by realizing early. A chain of writes adds nothing:
+  // chains are realized in a loop.
+  int32_t depth = 0;
   // Set once a flat value has been computed; its sources are dropped then, and the node
   // leaves the intern table (its memory is its identity from then on).
   std::shared_ptr<Memory> realized;

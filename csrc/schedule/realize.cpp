@@ -197,8 +197,11 @@ void realize_one(const NodeRef& flat) {
 // has no reader but this store (so no state between two stores of a batch is ever seen).
 constexpr size_t kMaxBatchValueNodes = 64;
 
+// Large stores run on their own, split across threads; a batch runs on one.
+constexpr int64_t kMaxBatchedStoreElements = int64_t(1) << 15;
+
 bool is_partial_store(const Node* n) {
-  return n->op == Op::Store && !n->realized &&
+  return n->op == Op::Store && !n->realized && n->view().numel() <= kMaxBatchedStoreElements &&
          !is_dense_cover(n->view(), n->shape[0] / itemsize(n->dtype));
 }
 
@@ -354,6 +357,10 @@ void realize_value(const NodeRef& flat) {
     realize_one(chain[i]->shared_from_this());
   }
 }
+
+namespace {
+const bool g_bound_installed = (set_bound_hook([](Buffer& b) { realize_value(b.value); }), true);
+}  // namespace
 
 void realize(Buffer& b) {
   std::lock_guard<std::recursive_mutex> g(engine_mutex());
