@@ -4,9 +4,9 @@ CMAKE ?= cmake
 CTEST ?= ctest
 
 DEBIAN_PACKAGES := python3-torch libtorch-dev pybind11-dev python3-pytest python3-numpy \
-	python3-hypothesis ninja-build libopenblas0-openmp ccache googletest libgtest-dev cmake
+	python3-hypothesis ninja-build libopenblas0-openmp ccache googletest libgtest-dev cmake xz-utils
 
-.PHONY: all deps configure build test test-cpp test-python demo bench clean
+.PHONY: all deps configure build test test-cpp test-python test-upstream demo bench clean
 
 all: build
 
@@ -40,13 +40,20 @@ test-cpp: build
 test-python: build
 	PYTHONPATH=python $(PYTHON) -m pytest -q tests/python
 
-# Runs both suites even when the first fails, so one report shows everything.
+# PyTorch's own test_view_ops.py and test_indexing.py on Loom, against
+# tests/upstream/expected_failures.txt. The first run fetches them with apt-get source.
+test-upstream: build
+	$(PYTHON) tests/upstream/run.py --log-dir $(BUILD)/upstream
+
+# Runs every suite even when one fails, so one report shows everything.
 test: build
 	@rc=0; \
 	echo "$(CTEST) --test-dir $(BUILD) --output-on-failure"; \
 	$(CTEST) --test-dir $(BUILD) --output-on-failure || rc=1; \
 	echo "PYTHONPATH=python $(PYTHON) -m pytest -q tests/python"; \
 	PYTHONPATH=python $(PYTHON) -m pytest -q tests/python || rc=1; \
+	echo "$(PYTHON) tests/upstream/run.py --log-dir $(BUILD)/upstream"; \
+	$(PYTHON) tests/upstream/run.py --log-dir $(BUILD)/upstream || rc=1; \
 	exit $$rc
 
 demo: build
