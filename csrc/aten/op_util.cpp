@@ -88,6 +88,35 @@ NodeRef checked(const NodeRef& index, int64_t size, bool wrap, bool index_error,
   return check_index(index, size, wrap, msg);
 }
 
+void check_now(const at::Tensor& index, int64_t size, bool wrap, bool index_error,
+               const std::string& message) {
+  constexpr int64_t kMaxEagerCheck = int64_t(1) << 16;
+  if (index.numel() == 0 || index.numel() > kMaxEagerCheck) return;
+  if (index.scalar_type() != at::kLong && index.scalar_type() != at::kInt) return;
+  at::Tensor host;
+  if (!is_loom(index)) {
+    host = index;
+  } else {
+    EngineLock g(engine_mutex());
+    if (!buffer_of(index).value->realized) return;
+    const char* base = storage_bytes(index) + index.storage_offset() * index.element_size();
+    host = at::from_blob(const_cast<char*>(base), index.sizes(), index.strides(),
+                         index.options().device(at::kCPU))
+               .to(at::kLong, /*non_blocking=*/false, /*copy=*/true);
+  }
+  host = host.to(at::kLong).contiguous();
+  const int64_t* v = host.data_ptr<int64_t>();
+  for (int64_t i = 0; i < host.numel(); ++i) {
+    int64_t x = v[i];
+    if (x >= 0 ? x < size : (wrap && x >= -size)) continue;
+    std::string text = message;
+    auto at = text.find("{}");
+    if (at != std::string::npos) text.replace(at, 2, std::to_string(x));
+    TORCH_CHECK_INDEX(!index_error, text);
+    TORCH_CHECK(false, text);
+  }
+}
+
 std::string bounds_message(int64_t dim, int64_t size, const char* prefix) {
   return std::string(prefix) + "index {} is out of bounds for dimension " + std::to_string(dim) +
          " with size " + std::to_string(size);

@@ -45,5 +45,10 @@ NodeRef storage_index(const at::Tensor& self, const std::vector<NodeRef>& coord)
 NodeRef checked(const NodeRef& index, int64_t size, bool wrap, bool index_error,
                 const std::string& message);
 std::string bounds_message(int64_t dim, int64_t size, const char* prefix = "");
+// When the index values are already known on the host (a CPU index, or a small Loom index
+// whose storage is realized), checks them now, so that the op itself raises as on CPU;
+// otherwise the kernel's check reports the fault at realization.
+void check_now(const at::Tensor& index, int64_t size, bool wrap, bool index_error,
+               const std::string& message);
 
 }  // namespace loom::aten

@@ -95,6 +95,9 @@ std::vector<c10::optional<Tensor>> expand_indices(const Tensor& self, const Inde
       continue;
     }
     Tensor t = is_loom(*opt) ? *opt : opt->to(loom_device());
+    if (t.scalar_type() == at::kByte)
+      TORCH_WARN("indexing with dtype torch.uint8 is now deprecated, please use a dtype "
+                 "torch.bool instead.");
     if (!is_mask(t)) {
       out.emplace_back(t);
       ++d;
@@ -156,8 +159,10 @@ NodeRef advanced_index(const Tensor& self, const std::vector<c10::optional<Tenso
       coord.push_back(iota(DType::Int64, shape, int(pos[d])));
       continue;
     }
+    std::string msg = bounds_message(d, self.size(d));
+    check_now(*idx[d], self.size(d), true, true, msg);
     NodeRef i = reindex(index_value(*idx[d], b), shape, to_result);
-    coord.push_back(checked(i, self.size(d), true, true, bounds_message(d, self.size(d))));
+    coord.push_back(checked(i, self.size(d), true, true, msg));
   }
   return storage_index(self, coord);
 }
@@ -216,18 +221,24 @@ bool put_through_mask(Tensor& self, const IndexList& indices, const Tensor& valu
 Tensor& index_put_impl(Tensor& self, const IndexList& indices, const Tensor& values,
                        bool accumulate, bool /*unsafe*/) {
   check_operands("index_put_", {self});
-  TORCH_CHECK(values.scalar_type() == self.scalar_type(),
-              "Index put requires the source and destination dtypes match, got ",
-              self.scalar_type(), " for the destination and ", values.scalar_type(),
-              " for the source.");
+  auto check_dtype = [&] {
+    TORCH_CHECK(values.scalar_type() == self.scalar_type(),
+                "Index put requires the source and destination dtypes match, got ",
+                self.scalar_type(), " for the destination and ", values.scalar_type(),
+                " for the source.");
+  };
   TORCH_CHECK(indices.size() <= size_t(self.dim()), "too many indices for tensor of dimension ",
               self.dim(), " (got ", indices.size(), ")");
   at::assert_no_internal_overlap(self);
-  if (put_through_mask(self, indices, values, accumulate)) return self;
+  if (values.numel() == 1) {
+    check_dtype();
+    if (put_through_mask(self, indices, values, accumulate)) return self;
+  }
   auto idx = expand_indices(self, indices);
   Tensor meta = at::index(to_meta(self), meta_list(idx));
   TORCH_CHECK(at::is_expandable_to(values.sizes(), meta.sizes()), "shape mismatch: value tensor of shape ",
               values.sizes(), " cannot be broadcast to indexing result of shape ", meta.sizes());
+  check_dtype();
   if (meta.numel() == 0) return self;
   Shape shape = shape_of(meta.sizes());
   DType dtype = to_loom(self.scalar_type());
@@ -264,6 +275,7 @@ std::vector<NodeRef> unravel(NodeRef lin, c10::IntArrayRef sizes) {
 NodeRef take_index(const Tensor& self, const Tensor& index) {
   std::string msg = "out of range: tried to access index {} on a tensor of " +
                     std::to_string(self.numel()) + " elements.";
+  check_now(index, self.numel(), true, true, msg);
   NodeRef lin = checked(index_value(index, shape_of(index.sizes())), self.numel(), true, true, msg);
   if (self.dim() == 0) return binary(Op::Add, int_const(self.storage_offset(), lin->shape),
                                      binary(Op::Mul, lin, int_const(0, lin->shape)));
@@ -328,6 +340,7 @@ Tensor index_select_fn(const Tensor& self, int64_t dim, const Tensor& index) {
     along.dim_of.push_back(j == dim ? 0 : -1);
     along.mult.push_back(j == dim ? 1 : 0);
   }
+  check_now(index, self.size(dim), false, true, "index out of range in self");
   NodeRef i = reindex(index_value(index.reshape({-1}), {index.numel()}), shape, along);
   coord[dim] = checked(i, self.size(dim), false, true, "index out of range in self");
   assign(out, gather(buffer_of(self), to_loom(self.scalar_type()), storage_index(self, coord)));

@@ -66,6 +66,7 @@ Tensor& gather_into(const Tensor& self, int64_t dim, const Tensor& index, Tensor
   if (index.numel() == 0) return out;
   Tensor s = as_1d(self), i = as_1d(index);
   EngineLock g(engine_mutex());
+  check_now(i, s.size(dim), false, false, bounds_message(dim, s.size(dim)));
   NodeRef idx = index_value(i, shape_of(i.sizes()));
   NodeRef at = along(s, dim, idx, false, false, bounds_message(dim, s.size(dim)));
   NodeRef v = gather(buffer_of(self), to_loom(self.scalar_type()), at);
@@ -101,6 +102,7 @@ void scatter_along(Tensor& out, int64_t dim, const Tensor& index, const NodeRef&
   Tensor o = as_1d(out), i = as_1d(index);
   dim = at::maybe_wrap_dim(dim, o.dim());
   DType dtype = to_loom(out.scalar_type());
+  check_now(i, o.size(dim), false, false, bounds_message(dim, o.size(dim)));
   NodeRef idx = index_value(i, shape_of(i.sizes()));
   NodeRef at = along(o, dim, idx, false, false, bounds_message(dim, o.size(dim)));
   scatter(buffer_of(out), dtype, at, cast(value, dtype), combine);
@@ -237,6 +239,7 @@ void index_write(Tensor& out, int64_t dim, const Tensor& index, const Shape& sha
                  const NodeRef& value, Combine combine, bool wrap, const std::string& msg) {
   if (numel(shape) == 0) return;
   Tensor o = as_1d(out);
+  check_now(index, o.size(dim), wrap, true, msg);
   NodeRef at = along(o, dim, spread(index, shape, dim), wrap, true, msg);
   scatter(buffer_of(out), to_loom(out.scalar_type()), at, value, combine);
 }

@@ -153,3 +153,18 @@ def test_writes_through_views_batch():
         return [x, v]
 
     assert both(program) == 1
+
+
+def test_in_place_op_reuses_memory_when_no_reader_remains():
+    x = torch.arange(4096.0, device=D)
+    loom.sync()
+    loom.reset_metrics()
+    x.add_(1)
+    x[10:20].mul_(2)
+    loom.sync()
+    m = loom.metrics()
+    assert m["buffers_allocated"] == 0
+    assert m["kernels_run"] == 2
+    y = x * 1  # a reader of the old value: the next write must not clobber it
+    x.add_(1)
+    assert y[0].item() == 1.0 and x[0].item() == 2.0
