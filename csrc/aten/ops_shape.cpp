@@ -40,9 +40,10 @@ View narrowed(View v, int64_t d, int64_t start, int64_t len) {
 }
 
 void check_loom(const char* op, const Tensor& t) {
-  TORCH_CHECK(is_loom(t), "Expected all tensors to be on the same device, but found at least "
-              "two devices, ", t.device(), " and privateuseone:0! (when checking argument for ",
-              op, ")");
+  TORCH_CHECK(is_loom(t),
+              "Expected all tensors to be on the same device, but found at least "
+              "two devices, ",
+              t.device(), " and privateuseone:0! (when checking argument for ", op, ")");
 }
 
 // --- flip: a reindex with coordinate n-1-i along each flipped dim ---
@@ -74,8 +75,9 @@ Tensor roll_meta(const Tensor& x, at::IntArrayRef shifts, at::IntArrayRef dims) 
     TORCH_CHECK(!shifts.empty(), "`shifts` required");
     if (dims.empty() && shifts.size() == 1)  // flattened: a contiguous 1-d roll, viewed back
       return at::empty({x.numel()}, x.options()).view(x.sizes());
-    TORCH_CHECK(shifts.size() == dims.size(), "shifts and dimensions must align. shifts: ",
-                shifts.size(), ", dims:", dims.size());
+    TORCH_CHECK(shifts.size() == dims.size(),
+                "shifts and dimensions must align. shifts: ", shifts.size(),
+                ", dims:", dims.size());
     return roll_meta(roll_meta(x, shifts[0], dims[0]), shifts.slice(1), dims.slice(1));
   }
   if (x.numel() == 0) return at::empty_like(x, at::MemoryFormat::Preserve);
@@ -113,21 +115,20 @@ Tensor roll_fn(const Tensor& self, at::IntArrayRef shifts, at::IntArrayRef dims)
   EngineLock g(engine_mutex());
   Tensor out = result_like(meta);
   View sv = view_of(src), ov = view_of(out);
-  std::vector<int64_t> total(self.dim(), 0);
   if (dims.empty()) {
     sv = View{{self.numel()}, {1}, src.storage_offset()};
     ov = View{{self.numel()}, {1}, out.storage_offset()};  // contiguous, as on CPU
-    total = {shifts[0]};
-  } else {
-    for (size_t k = 0; k < dims.size(); ++k)
-      total[at::maybe_wrap_dim(dims[k], self.dim())] += shifts[k];
+  }
+  // The shift of each dim (a dim may repeat), in [0, size).
+  std::vector<int64_t> total(sv.ndim(), 0);
+  for (size_t k = 0; k < shifts.size(); ++k) {
+    int64_t d = dims.empty() ? 0 : at::maybe_wrap_dim(dims[k], self.dim());
+    int64_t n = sv.sizes[d];
+    total[d] = ((total[d] + shifts[k] % n) % n + n) % n;
   }
   std::vector<std::pair<int64_t, int64_t>> rolls;
-  for (size_t d = 0; d < total.size(); ++d) {
-    int64_t n = sv.sizes[d], s = total[d] % n;
-    if (s < 0) s += n;
-    if (s != 0) rolls.emplace_back(int64_t(d), s);
-  }
+  for (size_t d = 0; d < total.size(); ++d)
+    if (total[d] != 0) rolls.emplace_back(int64_t(d), total[d]);
   write_rolled(src, sv, out, ov, rolls);
   return out;
 }
@@ -187,8 +188,8 @@ Tensor& diag_out(const Tensor& self, int64_t k, Tensor& out) {
   check_loom("diag", self);
   check_loom("diag", out);
   TORCH_CHECK(self.dim() == 1 || self.dim() == 2, "matrix or a vector expected");
-  TORCH_CHECK(out.scalar_type() == self.scalar_type(), "expected scalar type ",
-              self.scalar_type(), " but found ", out.scalar_type());
+  TORCH_CHECK(out.scalar_type() == self.scalar_type(), "expected scalar type ", self.scalar_type(),
+              " but found ", out.scalar_type());
   if (self.dim() == 2) {
     int64_t rows = self.size(0), cols = self.size(1);
     int64_t sz = k >= 0 ? std::min(rows, cols - k) : std::min(rows + k, cols);
@@ -214,7 +215,8 @@ Tensor& diag_out(const Tensor& self, int64_t k, Tensor& out) {
   assign(out, zero);
   if (n == 0) return out;
   View ov = view_of(out);
-  View dv{{n}, {ov.strides[0] + ov.strides[1]},
+  View dv{{n},
+          {ov.strides[0] + ov.strides[1]},
           ov.offset + (k > 0 ? k * ov.strides[1] : -k * ov.strides[0])};
   loom::write(buffer_of(out), x->dtype, dv, x);
   return out;
@@ -227,8 +229,9 @@ Tensor trace_fn(const Tensor& self) {
   TORCH_CHECK(self.scalar_type() != at::kBool, "\"trace\" not implemented for 'Bool'");
   DType in = dtype_of(self);
   DType out_t = is_integral(in) ? DType::Int64 : in;
-  DType acc = out_t == DType::Float32 ? DType::Float64
-              : is_reduced_float(out_t) ? DType::Float32 : out_t;
+  DType acc = out_t == DType::Float32   ? DType::Float64
+              : is_reduced_float(out_t) ? DType::Float32
+                                        : out_t;
   EngineLock g(engine_mutex());
   Tensor out = empty_loom({}, to_aten(out_t));
   NodeRef sum = reduce(ReduceKind::Sum, cast(read_tensor(self.diagonal()), acc), {0}, acc);
@@ -238,8 +241,8 @@ Tensor trace_fn(const Tensor& self) {
 
 // --- narrow_copy.out (CPU-only in PyTorch; the functional form is composite) ---
 
-Tensor& narrow_copy_out(const Tensor& self, int64_t dim, c10::SymInt start_s,
-                        c10::SymInt length_s, Tensor& out) {
+Tensor& narrow_copy_out(const Tensor& self, int64_t dim, c10::SymInt start_s, c10::SymInt length_s,
+                        Tensor& out) {
   check_loom("narrow_copy", self);
   check_loom("narrow_copy", out);
   int64_t start = start_s.expect_int(), length = length_s.expect_int();
@@ -278,9 +281,8 @@ void write_cat(const std::vector<Tensor>& inputs, int64_t dim, const Tensor& out
   View ov = view_of(out);
   Buffer& buf = buffer_of(out);
   const int64_t m = parts[0].size(dim);
-  bool equal = std::all_of(parts.begin(), parts.end(), [&](const Tensor& x) {
-    return x.size(dim) == m;
-  });
+  bool equal =
+      std::all_of(parts.begin(), parts.end(), [&](const Tensor& x) { return x.size(dim) == m; });
   if (equal && parts.size() <= kMaxSelectInputs) {
     // Split dim into (part, m): every part is read in range at every element.
     const int64_t n = int64_t(parts.size());
