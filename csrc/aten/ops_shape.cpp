@@ -1,7 +1,7 @@
 // Ops that move values between positions: flip, roll, tril/triu, diag, cat (and stack,
 // which PyTorch builds on cat), trace and narrow_copy.out. Each checks its arguments and
-// finds its result layout as the CPU does, then builds the value from strided loads,
-// reindexes and iota conditions; nothing is copied or realized.
+// finds its result layout as the CPU does, then builds the value lazily from strided
+// loads, reindexes and iota conditions; nothing is realized or runs on the CPU.
 //
 // NOTE [Pieces, not selects]: a Where evaluates both branches at every element (the C
 // renderer emits each operand as a statement before the select), and a Load's index is
