@@ -32,6 +32,7 @@ MetricsSnapshot snapshot() {
   s.counters = {
       {"kernels_run", m.kernels_run.load()},
       {"kernels_compiled", m.kernels_compiled.load()},
+      {"compile_us", m.compile_us.load()},
       {"cache_hits", m.cache_hits.load()},
       {"disk_hits", m.disk_hits.load()},
       {"realizations", m.realizations.load()},

@@ -72,12 +72,101 @@ static inline double loom_normal(uint64_t seed, uint64_t i) {
 )";
 }
 
+const char* c_math_prelude() {
+  return R"(#ifdef __FMA__
+#define LOOM_FMAF(a, b, c) __builtin_fmaf(a, b, c)
+#else
+#define LOOM_FMAF(a, b, c) ((a) * (b) + (c))
+#endif
+static inline uint32_t loom_fbits(float f) { union { float f; uint32_t u; } x; x.f = f; return x.u; }
+static inline float loom_bitsf(uint32_t u) { union { float f; uint32_t u; } x; x.u = u; return x.f; }
+static inline float loom_expf(float x) {
+  float c = x > 88.8f ? 88.8f : x;
+  c = c < -104.0f ? -104.0f : c;
+  float t = LOOM_FMAF(c, 1.44269504088896341f, 12582912.0f);
+  float n = t - 12582912.0f;
+  int32_t i = (int32_t)(loom_fbits(t) - 0x4b400000u);
+  float r = LOOM_FMAF(n, -0.693145751953125f, c);
+  r = LOOM_FMAF(n, -1.428606765330187e-06f, r);
+  float q = LOOM_FMAF(0.001381461275741458f, r, 0.008368710055947304f);
+  q = LOOM_FMAF(q, r, 0.04166838899254799f);
+  q = LOOM_FMAF(q, r, 0.1666652113199234f);
+  q = LOOM_FMAF(q, r, 0.4999999403953552f);
+  float p = LOOM_FMAF(q, r * r, r) + 1.0f;
+  int32_t i1 = i >> 1, i2 = i - i1;
+  return p * loom_bitsf((uint32_t)(i1 + 127) << 23) * loom_bitsf((uint32_t)(i2 + 127) << 23);
+}
+static inline float loom_logf(float x) {
+  // Subnormals are scaled into the normal range first.
+  int sub = x < 1.17549435e-38f;
+  float xs = sub ? x * 8388608.0f : x;
+  uint32_t u = loom_fbits(xs) - 0x3f3504f3u;
+  int32_t e = ((int32_t)u >> 23) - (sub ? 23 : 0);
+  float f = loom_bitsf((u & 0x007fffffu) + 0x3f3504f3u) - 1.0f;
+  float q = LOOM_FMAF(-0.07622114568948746f, f, 0.1290469914674759f);
+  q = LOOM_FMAF(q, f, -0.13242977857589722f);
+  q = LOOM_FMAF(q, f, 0.14181777834892273f);
+  q = LOOM_FMAF(q, f, -0.16609077155590057f);
+  q = LOOM_FMAF(q, f, 0.20001976191997528f);
+  q = LOOM_FMAF(q, f, -0.25001582503318787f);
+  q = LOOM_FMAF(q, f, 0.33333325386047363f);
+  q = LOOM_FMAF(q, f, -0.49999988079071045f);
+  float ef = (float)e;
+  float lo = LOOM_FMAF(q, f * f, ef * -2.12194440e-4f);
+  float r = LOOM_FMAF(ef, 0.693359375f, f + lo);
+  r = x == __builtin_inff() ? x : r;
+  r = x == 0.0f ? -__builtin_inff() : r;
+  r = x < 0.0f ? __builtin_nanf("") : r;
+  return x != x ? x : r;
+}
+
+static inline float loom_tanhf(float x) {
+  float a = loom_bitsf(loom_fbits(x) & 0x7fffffffu);
+  float a2 = a * a;
+  float p = LOOM_FMAF(-0.005704983603209257f, a2, 0.0206390842795372f);
+  p = LOOM_FMAF(p, a2, -0.05373971536755562f);
+  p = LOOM_FMAF(p, a2, 0.13331441581249237f);
+  p = LOOM_FMAF(p, a2, -0.3333328068256378f);
+  float small = LOOM_FMAF(p * a2, a, a);
+  float big = 1.0f - 2.0f / (loom_expf(2.0f * a) + 1.0f);
+  float r = a < 0.625f ? small : big;
+  return loom_bitsf(loom_fbits(r) | (loom_fbits(x) & 0x80000000u));
+}
+static inline float loom_erff(float x) {
+  float a = loom_bitsf(loom_fbits(x) & 0x7fffffffu);
+  float a2 = a * a;
+  float p = LOOM_FMAF(7.853902206989005e-05f, a2, -0.0008010207093320787f);
+  p = LOOM_FMAF(p, a2, 0.005188329610973597f);
+  p = LOOM_FMAF(p, a2, -0.026853812858462334f);
+  p = LOOM_FMAF(p, a2, 0.1128358542919159f);
+  p = LOOM_FMAF(p, a2, -0.3761262595653534f);
+  p = LOOM_FMAF(p, a2, 0.1283791670955126f);
+  float small = LOOM_FMAF(p, a, a);
+  float t = (a > 4.0f ? 4.0f : a) - 2.5f;
+  float q = LOOM_FMAF(0.00018637944594956934f, t, -0.00015196914318948984f);
+  q = LOOM_FMAF(q, t, 0.002465386874973774f);
+  q = LOOM_FMAF(q, t, -0.010711259208619595f);
+  q = LOOM_FMAF(q, t, -0.9438831210136414f);
+  q = LOOM_FMAF(q, t, -5.352694034576416f);
+  q = LOOM_FMAF(q, t, -7.806818008422852f);
+  float big = 1.0f - loom_expf(q);
+  float r = a < 1.0f ? small : big;
+  return loom_bitsf(loom_fbits(r) | (loom_fbits(x) & 0x80000000u));
+}
+)";
+}
+
 namespace {
 
 bool single(DType t) { return t != DType::Float64; }
 
 // libm function name for the compute type of a float dtype.
 std::string fn(const char* name, DType t) { return single(t) ? std::string(name) + "f" : name; }
+
+// Loom's own vectorizable float function (c_math_prelude) where there is one; libm's else.
+std::string vec_fn(const char* name, DType t) {
+  return single(t) ? std::string("loom_") + name + "f" : name;
+}
 
 std::string int_helper(const char* name, DType t) {
   return std::string("loom_") + name + "_" + storage_ctype(t);
@@ -116,10 +205,10 @@ std::string c_op(Op op, DType in, DType out, const std::vector<std::string>& a) 
   switch (op) {
     case Op::Neg: e = "-" + x(0); break;
     case Op::Abs: e = flt ? fn("fabs", in) + x(0) : "(" + x(0) + " < 0 ? -" + x(0) + " : " + x(0) + ")"; break;
-    case Op::Exp: e = fn("exp", in) + x(0); break;
+    case Op::Exp: e = vec_fn("exp", in) + x(0); break;
     case Op::Exp2: e = fn("exp2", in) + x(0); break;
     case Op::Expm1: e = fn("expm1", in) + x(0); break;
-    case Op::Log: e = fn("log", in) + x(0); break;
+    case Op::Log: e = vec_fn("log", in) + x(0); break;
     case Op::Log2: e = fn("log2", in) + x(0); break;
     case Op::Log10: e = fn("log10", in) + x(0); break;
     case Op::Log1p: e = fn("log1p", in) + x(0); break;
@@ -133,9 +222,9 @@ std::string c_op(Op op, DType in, DType out, const std::vector<std::string>& a) 
     case Op::Atan: e = fn("atan", in) + x(0); break;
     case Op::Sinh: e = fn("sinh", in) + x(0); break;
     case Op::Cosh: e = fn("cosh", in) + x(0); break;
-    case Op::Tanh: e = fn("tanh", in) + x(0); break;
-    case Op::Erf: e = fn("erf", in) + x(0); break;
-    case Op::Sigmoid: e = "(1 / (1 + " + fn("exp", in) + "(-" + x(0) + ")))"; break;
+    case Op::Tanh: e = vec_fn("tanh", in) + x(0); break;
+    case Op::Erf: e = vec_fn("erf", in) + x(0); break;
+    case Op::Sigmoid: e = "(1 / (1 + " + vec_fn("exp", in) + "(-" + x(0) + ")))"; break;
     case Op::Relu: e = "((" + x(0) + " > 0 || " + x(0) + " != " + x(0) + ") ? " + x(0) + " : 0)"; break;
     case Op::Floor: e = flt ? fn("floor", in) + x(0) : x(0); break;
     case Op::Ceil: e = flt ? fn("ceil", in) + x(0) : x(0); break;
@@ -249,6 +338,18 @@ std::string c_reduce_step(ReduceKind k, DType t, const std::string& acc, const s
       return "if (" + v + " < " + acc + " || " + v + " != " + v + ") " + acc + " = " + v + ";";
     case ReduceKind::Any: return acc + " = " + acc + " | (" + v + " != 0);";
     case ReduceKind::All: return acc + " = " + acc + " & (" + v + " != 0);";
+    default: throw std::logic_error("loom: arg reductions are rendered by the kernel");
+  }
+}
+
+std::string c_reduce_combine(ReduceKind k, DType t, const std::string& acc, const std::string& v) {
+  switch (k) {
+    case ReduceKind::Sum: return acc + " + " + v;
+    case ReduceKind::Prod: return acc + " * " + v;
+    case ReduceKind::Max: return "((" + v + " > " + acc + " || " + v + " != " + v + ") ? " + v + " : " + acc + ")";
+    case ReduceKind::Min: return "((" + v + " < " + acc + " || " + v + " != " + v + ") ? " + v + " : " + acc + ")";
+    case ReduceKind::Any: return "(" + acc + " | (" + v + " != 0))";
+    case ReduceKind::All: return "(" + acc + " & (" + v + " != 0))";
     default: throw std::logic_error("loom: arg reductions are rendered by the kernel");
   }
 }

@@ -10,6 +10,8 @@ namespace loom {
 
 // Helpers every kernel includes (reduced-float conversion, integer division, RNG).
 const char* c_prelude();
+// Loom's own float32 math (exp ...), branch-free so that loops calling it vectorize.
+const char* c_math_prelude();
 // Expression for `op` on arguments of compute dtype `in`, giving dtype `out`.
 std::string c_op(Op op, DType in, DType out, const std::vector<std::string>& a);
 std::string c_cast(DType from, DType to, const std::string& a);
@@ -20,5 +22,7 @@ std::string c_storage_type(DType t);
 // Reductions: initial accumulator and the combine step.
 std::string c_reduce_init(ReduceKind k, DType t);
 std::string c_reduce_step(ReduceKind k, DType t, const std::string& acc, const std::string& v);
+// The same step as a branch-free expression (the new accumulator), for vectorized lanes.
+std::string c_reduce_combine(ReduceKind k, DType t, const std::string& acc, const std::string& v);
 
 }  // namespace loom

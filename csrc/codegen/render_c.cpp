@@ -22,10 +22,14 @@ std::string index_str(const LKernel& k, const Affine& a) {
   return s;
 }
 
+// Bytes of partial accumulators per vectorized reduction: 4 AVX2 / 2 AVX-512 registers.
+constexpr int kLaneBytes = 128;
+
 struct Renderer {
   const LKernel& k;
   std::ostringstream os;
   std::vector<std::unordered_map<int, std::string>> scopes;
+  int in_lanes = 0;  // inside a vectorized reduction's lane loop (they do not nest)
 
   explicit Renderer(const LKernel& kernel) : k(kernel) {}
 
@@ -113,35 +117,206 @@ struct Renderer {
     return name;
   }
 
+  // NOTE: a float Sum/Prod/Max/Min over a long innermost loop runs as kLaneBytes of
+  // independent partial accumulators (lane l takes every element l mod lanes) folded
+  // pairwise at the end: gcc vectorizes that without reassociating anything
+  // (-ffast-math stays off). Max/Min keep NaN sticky in every lane and in the fold.
+  int reduce_lanes(const LNode& n, ReduceKind kind, DType acc_t) const {
+    if (n.vars.empty() || !is_floating(acc_t) || in_lanes) return 0;
+    if (kind != ReduceKind::Sum && kind != ReduceKind::Prod && kind != ReduceKind::Max &&
+        kind != ReduceKind::Min)
+      return 0;
+    int lanes = kLaneBytes / (acc_t == DType::Float64 ? 8 : 4);
+    return k.var_size[n.vars.back()] >= 2 * lanes ? lanes : 0;
+  }
+
   std::string emit_reduce(int id, int depth) {
     const LNode& n = k.nodes[id];
     const ReduceKind kind = std::get<ReduceArg>(n.arg).kind;
     const bool arg = kind == ReduceKind::ArgMax || kind == ReduceKind::ArgMin;
     DType vt = k.nodes[n.src[0]].dtype;
     DType acc_t = arg ? vt : n.dtype;
+    const std::string T = compute_ctype(acc_t), init = c_reduce_init(kind, acc_t);
     std::string acc = "acc" + std::to_string(id), best = "idx" + std::to_string(id);
-    line(depth, std::string(compute_ctype(acc_t)) + " " + acc + " = " + c_reduce_init(kind, acc_t) + ";");
+    const int lanes = reduce_lanes(n, kind, acc_t);
+    const std::string lacc = "lacc" + std::to_string(id), l = "l" + std::to_string(id);
+    const std::string L = std::to_string(lanes) + "LL";
+    line(depth, T + " " + acc + " = " + init + ";");
     if (arg) line(depth, "int64_t " + best + " = 0;");
+    if (lanes) {
+      line(depth, T + " " + lacc + "[" + L + "];");
+      line(depth, "for (int64_t " + l + " = 0; " + l + " < " + L + "; ++" + l + ") " + lacc + "[" +
+                      l + "] = " + init + ";");
+    }
     int d = depth;
     std::string lin = "0";
-    for (int v : n.vars) {
-      line(d++, loop(var_name(k, v), k.var_size[v]) + " {");
+    for (size_t i = 0; i < n.vars.size(); ++i) {
+      int v = n.vars[i];
       lin = "(" + lin + ") * " + std::to_string(k.var_size[v]) + "LL + " + var_name(k, v);
+      if (!lanes || i + 1 < n.vars.size()) line(d++, loop(var_name(k, v), k.var_size[v]) + " {");
     }
-    scopes.emplace_back();
-    std::string v = emit(n.src[0], d);
-    if (arg) {
-      const char* cmp = kind == ReduceKind::ArgMax ? " > " : " < ";
-      line(d, "if (" + v + cmp + acc + " || (" + v + " != " + v + " && " + acc + " == " + acc +
-                  ")) { " + acc + " = " + v + "; " + best + " = " + lin + "; }");
+    auto body = [&](int at) {
+      scopes.emplace_back();
+      std::string v = emit(n.src[0], at);
+      if (arg) {
+        const char* cmp = kind == ReduceKind::ArgMax ? " > " : " < ";
+        line(at, "if (" + v + cmp + acc + " || (" + v + " != " + v + " && " + acc + " == " + acc +
+                     ")) { " + acc + " = " + v + "; " + best + " = " + lin + "; }");
+      } else if (lanes) {
+        std::string a = lacc + "[" + l + "]";
+        line(at, a + " = " + c_reduce_combine(kind, acc_t, a, v) + ";");
+      } else {
+        line(at, c_reduce_step(kind, acc_t, acc, v));
+      }
+      scopes.pop_back();
+    };
+    if (lanes) {
+      // Whole blocks of `lanes` elements, then the remainder in lanes 0.. of the last block.
+      const std::string r = var_name(k, n.vars.back()), ro = r + "o";
+      const int64_t size = k.var_size[n.vars.back()], main = size / lanes * lanes;
+      line(d++, "for (int64_t " + ro + " = 0; " + ro + " < " + std::to_string(main) + "LL; " + ro +
+                    " += " + L + ") {");
+      // `omp simd` (-fopenmp-simd) keeps the lane loop whole until it is vectorized, and
+      // the accumulators in registers; it allows no `return`, which a Check needs.
+      line(d, k.check_in_reduce ? "#pragma GCC unroll 1" : "#pragma omp simd");
+      line(d++, "for (int64_t " + l + " = 0; " + l + " < " + L + "; ++" + l + ") {");
+      line(d, "const int64_t " + r + " = " + ro + " + " + l + ";");
+      ++in_lanes;
+      body(d);
+      --in_lanes;
+      line(--d, "}");
+      line(--d, "}");
+      if (size > main) {
+        line(d++, "for (int64_t " + l + " = 0; " + l + " < " + std::to_string(size - main) + "LL; ++" +
+                      l + ") {");
+        line(d, "const int64_t " + r + " = " + std::to_string(main) + "LL + " + l + ";");
+        body(d);
+        line(--d, "}");
+      }
     } else {
-      line(d, c_reduce_step(kind, acc_t, acc, v));
+      body(d);
     }
-    scopes.pop_back();
-    for (size_t i = 0; i < n.vars.size(); ++i) line(--d, "}");
+    while (d > depth) line(--d, "}");
+    if (lanes) {
+      for (int h = lanes / 2; h > 0; h /= 2) {
+        std::string hs = std::to_string(h) + "LL";
+        line(depth, "for (int64_t " + l + " = 0; " + l + " < " + hs + "; ++" + l + ") " + lacc + "[" +
+                        l + "] = " + c_reduce_combine(kind, acc_t, lacc + "[" + l + "]",
+                                                      lacc + "[" + l + " + " + hs + "]") + ";");
+      }
+      line(depth, acc + " = " + lacc + "[0];");
+    }
     std::string name = arg ? best : acc;
     scopes.back()[id] = name;
     return name;
+  }
+
+  int64_t coef(const Affine& a, int v) const { return v < int(a.coef.size()) ? a.coef[v] : 0; }
+
+  // True when some load below node `id` walks var `v` contiguously.
+  bool loads_contiguous(int id, int v) const {
+    std::vector<int> todo{id};
+    std::vector<bool> seen(k.nodes.size());
+    while (!todo.empty()) {
+      int i = todo.back();
+      todo.pop_back();
+      if (seen[i]) continue;
+      seen[i] = true;
+      const LNode& n = k.nodes[i];
+      if (n.op == Op::Load && coef(n.index, v) == 1) return true;
+      for (int s : n.src) todo.push_back(s);
+    }
+    return false;
+  }
+
+  // NOTE: a reduction over a non-innermost axis (x.sum(0)) would walk memory with a
+  // stride, one output at a time. Instead the innermost output loop is cut into blocks:
+  // each block's reductions accumulate a row of outputs per step (the inner loop walks
+  // contiguous inputs and vectorizes), then the epilogue and store run over the block.
+  // Returns the tile's size, or 0 when the kernel is not shaped for it.
+  int column_tile() const {
+    if (k.batched || k.out_dyn >= 0 || k.scan_var >= 0 || k.check_in_reduce) return 0;
+    std::vector<int> outs = output_vars();
+    if (outs.empty()) return 0;
+    const int xi = outs.back();
+    if (coef(k.out_index, xi) != 1) return 0;
+    int tile = 0;
+    bool column = false;
+    for (size_t i = 0; i < k.nodes.size(); ++i) {
+      const LNode& n = k.nodes[i];
+      if (n.op != Op::Reduce) continue;
+      const ReduceKind kind = std::get<ReduceArg>(n.arg).kind;
+      if (kind == ReduceKind::ArgMax || kind == ReduceKind::ArgMin || n.vars.empty()) return 0;
+      for (size_t j = 0; j < i; ++j)  // a reduction below a reduction
+        if (k.nodes[j].op == Op::Reduce && loads_below(int(i), int(j))) return 0;
+      if (!loads_contiguous(n.src[0], xi)) return 0;
+      column |= !loads_contiguous(n.src[0], n.vars.back());
+      tile = std::max(tile, 2 * kLaneBytes / std::max(4, itemsize(n.dtype)));
+    }
+    if (!column || k.var_size[xi] < 8) return 0;
+    return tile;
+  }
+
+  bool loads_below(int id, int target) const {
+    std::vector<int> todo{k.nodes[id].src[0]};
+    std::vector<bool> seen(k.nodes.size());
+    while (!todo.empty()) {
+      int i = todo.back();
+      todo.pop_back();
+      if (i == target) return true;
+      if (seen[i]) continue;
+      seen[i] = true;
+      for (int s : k.nodes[i].src) todo.push_back(s);
+    }
+    return false;
+  }
+
+  // The tiled kernel body (see column_tile) inside the outer output loops at `depth`.
+  void render_column_tiles(int tile, int depth) {
+    std::vector<int> outs = output_vars();
+    const int xi = outs.back();
+    const std::string x = var_name(k, xi), xb = x + "b", T = std::to_string(tile) + "LL";
+    const bool split = outs.size() == 1;  // the thread range is this loop's
+    const std::string lo = split ? "start" : "0";
+    const std::string hi = split ? "end" : std::to_string(k.var_size[xi]) + "LL";
+    line(depth++, "for (int64_t " + xb + " = " + lo + "; " + xb + " < " + hi + "; " + xb + " += " + T +
+                      ") {");
+    line(depth, "const int64_t nb_ = " + hi + " - " + xb + " < " + T + " ? " + hi + " - " + xb + " : " +
+                    T + ";");
+    scopes.emplace_back();
+    std::vector<std::pair<int, std::string>> accs;
+    for (size_t i = 0; i < k.nodes.size(); ++i) {
+      const LNode& n = k.nodes[i];
+      if (n.op != Op::Reduce) continue;
+      const ReduceKind kind = std::get<ReduceArg>(n.arg).kind;
+      const std::string acc = "acc" + std::to_string(i), init = c_reduce_init(kind, n.dtype);
+      line(depth, std::string(compute_ctype(n.dtype)) + " " + acc + "[" + T + "];");
+      line(depth, "for (int64_t j_ = 0; j_ < " + T + "; ++j_) " + acc + "[j_] = " + init + ";");
+      int d = depth;
+      for (int v : n.vars) line(d++, loop(var_name(k, v), k.var_size[v]) + " {");
+      line(d, "#pragma omp simd");
+      line(d++, "for (int64_t j_ = 0; j_ < nb_; ++j_) {");
+      line(d, "const int64_t " + x + " = " + xb + " + j_;");
+      scopes.emplace_back();
+      ++in_lanes;
+      std::string v = emit(n.src[0], d);
+      --in_lanes;
+      scopes.pop_back();
+      line(d, acc + "[j_] = " + c_reduce_combine(kind, n.dtype, acc + "[j_]", v) + ";");
+      while (d > depth) line(--d, "}");
+      accs.emplace_back(int(i), acc + "[j_]");
+    }
+    line(depth, k.checks.empty() ? "#pragma omp simd" : "#pragma GCC ivdep");
+    line(depth++, "for (int64_t j_ = 0; j_ < nb_; ++j_) {");
+    line(depth, "const int64_t " + x + " = " + xb + " + j_;");
+    scopes.emplace_back();
+    for (auto& [id, name] : accs) scopes.back()[id] = name;
+    std::string v = emit(k.root, depth);
+    line(depth, "p0[" + index_str(k, k.out_index) + "] = " + c_store(k.out_dtype, v) + ";");
+    scopes.pop_back();
+    line(--depth, "}");
+    scopes.pop_back();
+    line(--depth, "}");
   }
 
   std::string slotted(int slot, const Affine& a) {
@@ -151,10 +326,17 @@ struct Renderer {
 
   // Opens the output loops (the outermost over [start, end), unless a batched kernel's
   // row loop holds that range); returns the body depth.
-  int open_output_loops(bool ivdep, int depth = 1) {
+  std::vector<int> output_vars() const {
     std::vector<int> outs;
     for (size_t v = 0; v < k.var_size.size(); ++v)
       if (k.is_output_var[v] && int(v) != k.scan_var) outs.push_back(int(v));
+    return outs;
+  }
+
+  int open_output_loops(bool ivdep, int depth = 1, bool all = true) {
+    std::vector<int> outs = output_vars();
+    if (!all) outs.pop_back();
+    if (outs.empty() && !all) return depth;
     if (outs.empty() && k.batched) {
       line(depth++, "{");
     } else if (outs.empty()) {
@@ -174,7 +356,7 @@ struct Renderer {
 
   // The kernel function; a batched kernel's prologue is a static function called first.
   std::string render(bool entry = true) {
-    if (entry) os << c_prelude();
+    if (entry) os << c_prelude() << c_math_prelude();
     if (entry && k.prologue) {
       Renderer pro(*k.prologue);
       os << pro.render(false);
@@ -203,6 +385,13 @@ struct Renderer {
       line(1, "const int64_t* rows = (const int64_t*)bufs[" + std::to_string(k.params.size() + 1) + "];");
       line(depth++, "for (int64_t b_ = start; b_ < end; ++b_) {");
       line(depth, "const int64_t* a = rows + b_ * " + std::to_string(k.slot_values.size()) + "LL;");
+    }
+    if (int tile = column_tile()) {
+      depth = open_output_loops(false, depth, false);
+      render_column_tiles(tile, depth);
+      while (depth > 1) line(--depth, "}");
+      os << "}\n";
+      return os.str();
     }
     depth = open_output_loops(k.scan_var < 0 && k.out_dyn < 0, depth);
     scopes.emplace_back();

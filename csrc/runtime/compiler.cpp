@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -21,8 +22,9 @@ namespace loom {
 namespace {
 
 const char* kFlags =
-    "-O3 -march=native -fPIC -shared -std=gnu11 -fno-math-errno -fwrapv -fno-strict-aliasing "
-    "-w";
+    "-O3 -march=native -fPIC -shared -std=gnu11 -fno-math-errno -fno-trapping-math -fwrapv "
+    "-fno-strict-aliasing "
+    "-fopenmp-simd -w";
 
 uint64_t fnv1a(const std::string& s) {
   uint64_t h = 1469598103934665603ULL;
@@ -91,7 +93,10 @@ Cache& cache() {
 
 }  // namespace
 
-std::string compiler_command() { return compiler() + " " + kFlags; }
+std::string compiler_command() {
+  const char* extra = std::getenv("LOOM_CFLAGS");  // appended: a later -O wins
+  return compiler() + " " + kFlags + (extra && *extra ? std::string(" ") + extra : "");
+}
 
 std::string cache_dir() {
   const char* d = std::getenv("LOOM_CACHE_DIR");
@@ -133,8 +138,12 @@ const CompiledKernel& compile_kernel(const std::string& source) {
     }
     std::rename((k->source_path + tag).c_str(), k->source_path.c_str());
     int status = 0;
+    auto t0 = std::chrono::steady_clock::now();
     std::string out =
         run_capture(cmd + " -o '" + so + tag + "' '" + k->source_path + "'", &status);
+    metrics().compile_us += std::chrono::duration_cast<std::chrono::microseconds>(
+                                std::chrono::steady_clock::now() - t0)
+                                .count();
     if (status != 0) {
       std::remove((so + tag).c_str());
       throw std::runtime_error("loom: compiling kernel " + k->source_path + " failed (" + cmd +

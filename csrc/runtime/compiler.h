@@ -21,7 +21,8 @@ struct CompiledKernel {
 // int64_t)`. Throws std::runtime_error naming the source file when compilation fails.
 const CompiledKernel& compile_kernel(const std::string& source);
 
-// The compiler command and flags in use (LOOM_CC overrides the compiler).
+// The compiler command and flags in use (LOOM_CC overrides the compiler; LOOM_CFLAGS is
+// appended to the flags).
 std::string compiler_command();
 std::string cache_dir();
 

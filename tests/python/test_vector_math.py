@@ -1,0 +1,203 @@
+"""Loom's own float32 exp/log/tanh/erf (vectorized, codegen/ops_c.cpp) and its multi-lane
+reductions against float64 references and CPU torch: ulps, NaN/Inf, signed zeros."""
+import math
+
+import pytest
+import torch
+
+import loom
+
+
+@pytest.fixture(autouse=True)
+def no_fallback(monkeypatch):
+    monkeypatch.setenv("LOOM_FALLBACK", "error")
+    loom.reset_metrics()
+    yield
+    assert loom.metrics()["fallbacks"] == {}
+
+
+def _specials():
+    f = torch.finfo(torch.float32)
+    v = [0.0, -0.0, 1.0, -1.0, math.inf, -math.inf, math.nan, f.max, -f.max, f.tiny, -f.tiny,
+         1e-45, -1e-45, 1e-40, -1e-40, f.eps, 0.5, 0.625, 0.6249999, 1.0000001, 0.9999999, 3.92, 4.0,
+         9.0, 9.1, 88.72283, 88.72284, 88.7, 89.0, -87.33654, -87.34, -103.97207, -103.9721,
+         -104.0, -150.0, 1e30, -1e30]
+    return torch.tensor(v, dtype=torch.float32)
+
+
+def _values(n=1 << 20, seed=0):
+    """Specials, every float pattern at random, and dense grids where the functions bend."""
+    g = torch.Generator().manual_seed(seed)
+    bits = torch.randint(-2 ** 31, 2 ** 31, (n,), generator=g, dtype=torch.int64).to(torch.int32)
+    grids = [torch.linspace(-110, 100, 200_000), torch.linspace(-5, 5, 200_000),
+             torch.linspace(-1e-3, 1e-3, 20_001), torch.rand(100_000, generator=g) * 1e-36]
+    return torch.cat([_specials(), bits.view(torch.float32)] + grids)
+
+
+def _ulps(got, want):
+    """Distance in representable float32 values; NaNs match NaNs only."""
+    gi = got.view(torch.int32).to(torch.int64)
+    wi = want.view(torch.int32).to(torch.int64)
+    gi = torch.where(gi < 0, -(gi & 0x7FFFFFFF), gi)
+    wi = torch.where(wi < 0, -(wi & 0x7FFFFFFF), wi)
+    d = (gi - wi).abs()
+    both_nan = got.isnan() & want.isnan()
+    one_nan = got.isnan() ^ want.isnan()
+    d = torch.where(both_nan, torch.zeros_like(d), d)
+    return torch.where(one_nan, torch.full_like(d, 1 << 40), d)
+
+
+# op, the largest ulp distance from the float64 result (an exhaustive sweep over all 2^32
+# inputs during development found exp, log, tanh <= 1, erf <= 2).
+OPS = [
+    ("exp", torch.exp, 1),
+    ("log", torch.log, 1),
+    ("tanh", torch.tanh, 1),
+    ("erf", torch.erf, 2),
+    ("sigmoid", torch.sigmoid, 2),
+]
+# Where the float64 result is the reference: sigmoid is 1 / (1 + exp(-x)) in float32, as
+# on the CPU, so below -88.7 it is 0 where float64 still has a subnormal.
+DOMAIN = {"sigmoid": lambda x: ~(x < -88)}
+
+
+@pytest.mark.parametrize("name,fn,ulps", OPS, ids=[o[0] for o in OPS])
+def test_float32_accuracy(name, fn, ulps):
+    x = _values()
+    got = fn(x.to(loom.device)).cpu()
+    exact = fn(x.double()).float()
+    d = _ulps(got, exact)
+    if name in DOMAIN:
+        d = torch.where(DOMAIN[name](x), d, torch.zeros_like(d))
+    worst = int(d.argmax())
+    assert d.max() <= ulps, f"{name}({x[worst].item()!r}) = {got[worst].item()!r}, " \
+                            f"want {exact[worst].item()!r}"
+    # Against CPU torch itself (its own float32 kernels are within 1 ulp).
+    assert _ulps(got, fn(x)).max() <= ulps + 1
+    # Signed zeros, infinities and NaNs exactly as torch has them.
+    want = fn(x)
+    assert torch.equal(got.isnan(), want.isnan())
+    assert torch.equal(got.isinf(), want.isinf())
+    zeros = want == 0
+    assert torch.equal(got[zeros].signbit(), want[zeros].signbit())
+
+
+@pytest.mark.parametrize("name,fn,ulps", OPS, ids=[o[0] for o in OPS])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_reduced_float(name, fn, ulps, dtype):
+    x = torch.linspace(-12, 12, 50_001).to(dtype)
+    x = torch.cat([x, _specials().to(dtype), x.abs() + 1])
+    got = fn(x.to(loom.device)).cpu()
+    want = fn(x.float()).to(dtype)
+    # The float32 result is rounded once more: one half/bfloat16 step apart at most.
+    torch.testing.assert_close(got, want, atol=0, rtol=torch.finfo(dtype).eps, equal_nan=True)
+
+
+@pytest.mark.parametrize("name,fn,ulps", OPS, ids=[o[0] for o in OPS])
+def test_float64_is_libm(name, fn, ulps):
+    x = torch.linspace(-50, 50, 10_001, dtype=torch.float64)
+    x = torch.cat([x, _specials().double(), x.abs() + 1])
+    torch.testing.assert_close(fn(x.to(loom.device)).cpu(), fn(x), atol=0, rtol=1e-15,
+                               equal_nan=True)
+
+
+# Row lengths around the lane count (32 floats, 16 doubles) and its multiples.
+LENGTHS = [1, 31, 32, 63, 64, 65, 96, 100, 129, 4097]
+
+
+@pytest.mark.parametrize("n", LENGTHS)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16])
+def test_lane_reductions(n, dtype):
+    g = torch.Generator().manual_seed(n)
+    x = torch.randn(5, n, generator=g).to(dtype)
+    xl = x.to(loom.device)
+    tol = dict(atol=1e-5 * n, rtol=1e-5) if dtype in (torch.float32, torch.float64) else {}
+    torch.testing.assert_close(xl.sum(1).cpu(), x.sum(1), **tol)
+    # The CPU has no half exp: each element rounded to the dtype, summed in float32.
+    want = (x * 2).float().exp().to(dtype).float().sum(1).to(dtype)
+    torch.testing.assert_close((xl * 2).exp().sum(1).cpu(), want,
+                               rtol=1e-4 if dtype in (torch.float32, torch.float64) else 2e-2,
+                               atol=1e-4)
+    assert torch.equal(xl.amax(1).cpu(), x.amax(1))
+    assert torch.equal(xl.amin(1).cpu(), x.amin(1))
+    torch.testing.assert_close(xl.mean(1).cpu(), x.mean(1), **tol)
+
+
+@pytest.mark.parametrize("n", [64, 65, 100, 4097])
+@pytest.mark.parametrize("at", [0, 1, 31, 33, -1])
+def test_lane_reductions_nan_and_inf(n, at):
+    """A NaN in any lane, or in the remainder after the last whole block, wins the max."""
+    x = torch.randn(6, n)
+    x[0, at] = math.nan
+    x[1, at] = math.inf
+    x[2, at] = -math.inf
+    x[3] = -math.inf
+    x[4, at] = math.nan
+    x[4, (at + 7) % n] = math.inf
+    x[5, at] = math.inf
+    x[5, (at + 3) % n] = -math.inf
+    xl = x.to(loom.device)
+    for fn in (lambda t: t.amax(1), lambda t: t.amin(1), lambda t: t.sum(1),
+               lambda t: t.max(1).values, lambda t: torch.softmax(t, 1)):
+        torch.testing.assert_close(fn(xl).cpu(), fn(x), equal_nan=True)
+
+
+def test_softmax_is_vectorized_and_exact_enough(fresh_metrics):
+    x = torch.randn(64, 1000) * 10
+    got = torch.softmax(x.to(loom.device), 1).cpu()
+    torch.testing.assert_close(got, torch.softmax(x, 1), atol=1e-7, rtol=1e-5)
+    torch.testing.assert_close(torch.log_softmax(x.to(loom.device), 1).cpu(),
+                               torch.log_softmax(x, 1), atol=1e-5, rtol=1e-5)
+
+
+COLUMN_SHAPES = [(7, 5), (100, 63), (33, 64), (64, 65), (5, 200), (300, 130)]
+
+
+@pytest.mark.parametrize("shape", COLUMN_SHAPES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.int32,
+                                   torch.int64, torch.uint8, torch.bool])
+def test_column_reductions(shape, dtype, fresh_metrics):
+    """Reductions over a non-innermost dim accumulate rows of outputs (one kernel each)."""
+    g = torch.Generator().manual_seed(shape[1])
+    if dtype == torch.bool:
+        x = torch.rand(shape, generator=g) > 0.3
+    elif dtype.is_floating_point:
+        x = torch.randn(shape, generator=g).to(dtype)
+    else:
+        x = torch.randint(0, 5, shape, generator=g).to(dtype)
+    xl = x.to(loom.device)
+    if dtype == torch.bool:
+        assert torch.equal(xl.any(0).cpu(), x.any(0))
+        assert torch.equal(xl.all(0).cpu(), x.all(0))
+        return
+    tol = dict(rtol=1e-5, atol=1e-5 * shape[0]) if dtype in (torch.float32, torch.float64) else {}
+    torch.testing.assert_close(xl.sum(0).cpu(), x.sum(0), **tol)
+    assert torch.equal(xl.amax(0).cpu(), x.amax(0))
+    assert torch.equal(xl.amin(0).cpu(), x.amin(0))
+    if dtype.is_floating_point:
+        torch.testing.assert_close(xl.mean(0, keepdim=True).cpu(), x.mean(0, keepdim=True), **tol)
+        torch.testing.assert_close((xl * 2 + 1).sum(0).cpu(), (x * 2 + 1).sum(0), **tol)
+
+
+def test_column_reductions_nan_and_middle_axis():
+    x = torch.randn(40, 70, 66)
+    x[3, 5, 7] = math.nan
+    x[0, :, 9] = -math.inf
+    x[:, 2, 65] = math.nan
+    xl = x.to(loom.device)
+    for dim in (0, 1):
+        for fn in (lambda t: t.amax(dim), lambda t: t.amin(dim), lambda t: t.sum(dim),
+                   lambda t: t.prod(dim), lambda t: t.max(dim).values, lambda t: t.var(dim)):
+            torch.testing.assert_close(fn(xl).cpu(), fn(x), equal_nan=True, rtol=1e-4, atol=1e-4)
+    # Transposed: dim 2 of the view walks memory contiguously, its outputs do not.
+    torch.testing.assert_close(xl.transpose(0, 2).sum(2).cpu(), x.transpose(0, 2).sum(2),
+                               equal_nan=True, rtol=1e-4, atol=1e-4)
+
+
+def test_column_sum_one_kernel(fresh_metrics):
+    x = torch.randn(256, 100).to(loom.device)
+    loom.sync()
+    loom.reset_metrics()
+    y = (x * 3).sum(0, keepdim=True) / 256
+    y.cpu()
+    assert loom.metrics()["kernels_run"] == 1
