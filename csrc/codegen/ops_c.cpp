@@ -5,9 +5,7 @@
 namespace loom {
 
 const char* c_prelude() {
-  return R"(#include <stdint.h>
-#include <math.h>
-typedef _Float16 loom_half;
+  return R"(typedef _Float16 loom_half;
 static inline float loom_bf2f(uint16_t b) { union { uint32_t u; float f; } x; x.u = (uint32_t)b << 16; return x.f; }
 static inline uint16_t loom_f2bf(float f) {
   union { uint32_t u; float f; } x; x.f = f;
@@ -69,6 +67,36 @@ static inline double loom_normal(uint64_t seed, uint64_t i) {
   double u1 = 1.0 - loom_uniform(seed, 2 * i), u2 = loom_uniform(seed, 2 * i + 1);
   return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
 }
+)";
+}
+
+// NOTE: parsing <stdint.h> and <math.h> was a fifth of a small kernel's compile time;
+// kernels get the few types, limits and libm declarations they use from this instead.
+const char* c_libc_decls() {
+  return R"(typedef __INT8_TYPE__ int8_t; typedef __INT16_TYPE__ int16_t;
+typedef __INT32_TYPE__ int32_t; typedef __INT64_TYPE__ int64_t;
+typedef __UINT8_TYPE__ uint8_t; typedef __UINT16_TYPE__ uint16_t;
+typedef __UINT32_TYPE__ uint32_t; typedef __UINT64_TYPE__ uint64_t;
+#define INT8_MIN (-__INT8_MAX__ - 1)
+#define INT16_MIN (-__INT16_MAX__ - 1)
+#define INT32_MIN (-__INT32_MAX__ - 1)
+#define INT64_MIN (-__INT64_MAX__ - 1)
+#define INT8_MAX __INT8_MAX__
+#define INT16_MAX __INT16_MAX__
+#define INT32_MAX __INT32_MAX__
+#define INT64_MAX __INT64_MAX__
+#define isinf(x) __builtin_isinf(x)
+#define isfinite(x) __builtin_isfinite(x)
+#define isnan(x) __builtin_isnan(x)
+#define LOOM_LIBM1(f) double f(double); float f##f(float);
+#define LOOM_LIBM2(f) double f(double, double); float f##f(float, float);
+LOOM_LIBM1(fabs) LOOM_LIBM1(exp) LOOM_LIBM1(exp2) LOOM_LIBM1(expm1) LOOM_LIBM1(log)
+LOOM_LIBM1(log2) LOOM_LIBM1(log10) LOOM_LIBM1(log1p) LOOM_LIBM1(sqrt) LOOM_LIBM1(sin)
+LOOM_LIBM1(cos) LOOM_LIBM1(tan) LOOM_LIBM1(asin) LOOM_LIBM1(acos) LOOM_LIBM1(atan)
+LOOM_LIBM1(sinh) LOOM_LIBM1(cosh) LOOM_LIBM1(tanh) LOOM_LIBM1(erf) LOOM_LIBM1(floor)
+LOOM_LIBM1(ceil) LOOM_LIBM1(nearbyint) LOOM_LIBM1(trunc) LOOM_LIBM1(round) LOOM_LIBM1(rint)
+LOOM_LIBM2(fmod) LOOM_LIBM2(pow) LOOM_LIBM2(atan2) LOOM_LIBM2(copysign) LOOM_LIBM2(fmin)
+LOOM_LIBM2(fmax)
 )";
 }
 

@@ -10,6 +10,8 @@ namespace loom {
 
 // Helpers every kernel includes (reduced-float conversion, integer division, RNG).
 const char* c_prelude();
+// What kernels use of <stdint.h> and <math.h>, declared without parsing them.
+const char* c_libc_decls();
 // Loom's own float32 math (exp ...), branch-free so that loops calling it vectorize.
 const char* c_math_prelude();
 // Expression for `op` on arguments of compute dtype `in`, giving dtype `out`.

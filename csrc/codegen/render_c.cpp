@@ -356,7 +356,7 @@ struct Renderer {
 
   // The kernel function; a batched kernel's prologue is a static function called first.
   std::string render(bool entry = true) {
-    if (entry) os << c_prelude() << c_math_prelude();
+    if (entry) os << c_libc_decls() << c_prelude() << c_math_prelude();
     if (entry && k.prologue) {
       Renderer pro(*k.prologue);
       os << pro.render(false);
