@@ -1,15 +1,22 @@
 """Loom against CPU eager on the same work, in one process.
 
 Each item runs on both devices: median of timed runs after warm-up; Loom's time
-includes loom.sync(). Prints a table of both times, the ratio and Loom's kernels per
-iteration; --json writes the same rows.
+includes loom.sync(). Prints a table of both times, the ratio, Loom's kernels per
+iteration and, for streaming items, Loom's GB/s against a triad probe measured in the
+same run; then the compile figures (cold compile per kernel, cache hit, host time per
+lazy op, setitem loop). --json writes the same rows.
 """
 import argparse
 import json
+import os
+import random
 import statistics
+import tempfile
 import time
 
 import torch
+import torch.nn.functional as F
+
 import loom
 
 
@@ -34,41 +41,161 @@ def softmax(x):
     return torch.softmax(x, dim=1)
 
 
+def layer_norm_gelu(args):
+    x, w, b = args
+    return F.gelu(F.layer_norm(x, x.shape[-1:], w, b))
+
+
+def column_sum(x):
+    return x.sum(0)
+
+
+def triad(args):
+    x, y = args
+    return x + 2.5 * y
+
+
+def ln_inputs():
+    return (torch.randn(8192, 1024), torch.randn(1024), torch.randn(1024))
+
+
+N = 1 << 24
+# name, input maker, function, bytes a perfect kernel moves, absolute tolerance
 ITEMS = [
-    ("5-op elementwise chain, 16M float32", lambda: torch.rand(1 << 24), chain),
-    ("softmax over rows, 4096x4096 float32", lambda: torch.randn(4096, 4096), softmax),
+    ("5-op elementwise chain, 16M float32", lambda: torch.rand(N), chain, 8 * N, 1e-5),
+    ("softmax over rows, 4096x4096 float32", lambda: torch.randn(4096, 4096), softmax, 8 * N,
+     1e-5),
+    ("layer norm + GELU, 8192x1024 float32", ln_inputs, layer_norm_gelu, 8 * 8192 * 1024, 1e-4),
+    ("sum over dim 0, 4096x4096 float32", lambda: torch.randn(4096, 4096), column_sum, 4 * N,
+     1e-3),
 ]
+
+
+def to_loom(x):
+    return tuple(t.to(loom.device) for t in x) if isinstance(x, tuple) else x.to(loom.device)
+
+
+def run_item(fn, x, runs, atol):
+    xl = to_loom(x)
+    loom.sync()
+    out = [None]
+
+    def run_loom():
+        out[0] = fn(xl)
+
+    eager = timed(lambda: fn(x), lambda: None, runs)
+    loom.reset_metrics()
+    t = timed(run_loom, loom.sync, runs)
+    m = loom.metrics()
+    kernels = m["kernels_run"] / (runs + 2)
+    fallbacks = sum(m["fallbacks"].values())
+    torch.testing.assert_close(out[0].cpu(), fn(x), rtol=1e-4, atol=atol)
+    return eager, t, kernels, fallbacks
+
+
+def compile_figures(runs=15):
+    """Cold compiles of new small kernels (fresh cache directory), and cache hits."""
+    old = os.environ.get("LOOM_CACHE_DIR")
+    x = torch.ones(1000).to(loom.device)
+    loom.sync()
+    cold, hit = [], []
+    with tempfile.TemporaryDirectory() as d:
+        os.environ["LOOM_CACHE_DIR"] = d
+        salt = random.random()
+        for i in range(runs):
+            c = salt + i  # a constant no other kernel has: new source, compiled cold
+            loom.reset_metrics()
+            (x * c + 1).cpu()
+            m = loom.metrics()
+            assert m["kernels_compiled"] == 1
+            cold.append(m["compile_us"] / 1e3)
+            t0 = time.perf_counter()
+            (x * c + 1).cpu()  # the same kernel again: an in-memory cache hit
+            hit.append((time.perf_counter() - t0) * 1e3)
+    if old is None:
+        del os.environ["LOOM_CACHE_DIR"]
+    else:
+        os.environ["LOOM_CACHE_DIR"] = old
+    return statistics.median(cold), statistics.median(hit)
+
+
+def host_time_per_op(n=20000):
+    """Recording one lazy op on a tiny tensor, against eager running it."""
+    xl = torch.ones(4).to(loom.device)
+    x = torch.ones(4)
+    loom.sync()
+    res = []
+    for t in (x, xl):
+        best = 1e9
+        for _ in range(3):
+            t0 = time.perf_counter()
+            for _ in range(n):
+                t + 1
+            best = min(best, (time.perf_counter() - t0) / n)
+        res.append(best * 1e6)
+    return res
+
+
+def setitem_loop(n=1000):
+    res = []
+    for dev in ("cpu", loom.device):
+        x = torch.zeros(n, device=dev)
+        loom.sync()
+        loom.reset_metrics()
+        t0 = time.perf_counter()
+        for i in range(n):
+            x[i] = i
+        host = (time.perf_counter() - t0) / n * 1e6
+        loom.sync()
+        total = (time.perf_counter() - t0) / n * 1e6
+        res.append((host, total, loom.metrics()["kernels_run"]))
+    return res
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--json", help="write the results here")
+    ap.add_argument("--eager-threads", type=int, default=os.cpu_count(),
+                    help="torch.set_num_threads for eager (default: every core, as Loom uses)")
     args = ap.parse_args()
     torch.manual_seed(0)
+    torch.set_num_threads(args.eager_threads)
     rows = []
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads")
-    print(f"{'item':40s} {'eager ms':>10s} {'loom ms':>10s} {'ratio':>7s} {'kernels':>8s}")
-    for name, make, fn in ITEMS:
-        x = make()
-        xl = x.to(loom.device)
-        loom.sync()
-        out = [None]
-
-        def run_loom():
-            out[0] = fn(xl)
-
-        def sync_loom():
-            loom.sync()
-
-        eager = timed(lambda: fn(x), lambda: None, args.runs)
-        loom.reset_metrics()
-        t = timed(run_loom, sync_loom, args.runs)
-        kernels = loom.metrics()["kernels_run"] / (args.runs + 2)
-        torch.testing.assert_close(out[0].cpu(), fn(x), rtol=1e-4, atol=1e-5)
-        rows.append(dict(item=name, eager_ms=eager * 1e3, loom_ms=t * 1e3,
-                         ratio=eager / t, kernels=kernels))
-        print(f"{name:40s} {eager*1e3:10.2f} {t*1e3:10.2f} {eager/t:6.2f}x {kernels:8.1f}")
+    print(f"torch {torch.__version__}, eager on {torch.get_num_threads()} threads, "
+          f"Loom on {os.cpu_count()}")
+    x, y = torch.rand(N).to(loom.device), torch.rand(N).to(loom.device)
+    loom.sync()
+    out = [None]
+    t_triad = timed(lambda: out.__setitem__(0, triad((x, y))), loom.sync, args.runs)
+    triad_gbs = 12 * N / t_triad / 1e9
+    del x, y, out
+    print(f"triad probe (Loom, 16M float32, 2 reads + 1 write): {triad_gbs:.1f} GB/s")
+    print(f"{'item':40s} {'eager ms':>9s} {'loom ms':>9s} {'ratio':>7s} {'kernels':>8s} "
+          f"{'GB/s':>6s} {'of triad':>8s}")
+    for name, make, fn, nbytes, atol in ITEMS:
+        eager, t, kernels, fallbacks = run_item(fn, make(), args.runs, atol)
+        gbs = nbytes / t / 1e9 if nbytes else None
+        row = dict(item=name, eager_ms=eager * 1e3, loom_ms=t * 1e3, ratio=eager / t,
+                   kernels=kernels, fallbacks=fallbacks, gbs=gbs)
+        rows.append(row)
+        note = f"  ({fallbacks} CPU fallbacks)" if fallbacks else ""
+        bw = f"{gbs:6.1f} {gbs / triad_gbs:7.0%}" if gbs else ""
+        print(f"{name:40s} {eager*1e3:9.2f} {t*1e3:9.2f} {eager/t:6.2f}x {kernels:8.1f} "
+              f"{bw}{note}")
+    cold, hit = compile_figures()
+    print(f"cold compile per kernel (median of 15 new kernels): {cold:.1f} ms; "
+          f"cache hit + run, tiny kernel: {hit:.3f} ms")
+    eager_us, loom_us = host_time_per_op()
+    print(f"one lazy op on a tiny tensor, host time: Loom {loom_us:.2f} us, "
+          f"eager {eager_us:.2f} us")
+    (e_host, e_total, _), (l_host, l_total, l_kernels) = setitem_loop()
+    print(f"setitem loop, 1000 scalar writes: Loom {l_host:.2f} us/write host, "
+          f"{l_total:.2f} us/write with sync, {l_kernels} kernel(s); eager {e_total:.2f} us/write")
+    rows.append(dict(item="compile", cold_compile_ms=cold, cache_hit_ms=hit,
+                     host_us_per_op=loom_us, eager_us_per_op=eager_us,
+                     setitem_us_per_write=l_host, setitem_kernels=l_kernels,
+                     triad_gbs=triad_gbs))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)

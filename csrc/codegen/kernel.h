@@ -73,6 +73,19 @@ LKernel lower_scatter(DType dtype, const NodeRef& value, const NodeRef& index, i
                       const std::shared_ptr<Memory>& out_mem);
 // Pass 2: merge adjacent loops that every index walks as one, drop size-1 loops.
 void collapse_loops(LKernel& k);
+// Where each reduction is computed. NOTE [Hoisted reductions]: a reduction whose value
+// depends on output loops only (a row max read back by every element of its row) is
+// computed once per iteration of the deepest output loop it depends on, before the loops
+// inside it open, so softmax's max and sum fuse into the kernel that uses them. `level`
+// holds that loop's position among the output loops (-1: not such a reduction); `ok` is
+// false when some reduction would be recomputed for loops it does not depend on (read
+// through a broadcast along an outer loop): the scheduler then computes it separately.
+struct ReducePlacement {
+  std::vector<int> level;
+  bool ok = true;
+};
+ReducePlacement place_reductions(const LKernel& k);
+
 // Pass 3: C source defining `void kernel(char**, int64_t start, int64_t end)` whose
 // range is the outermost output loop.
 std::string render_c(const LKernel& k);

@@ -312,6 +312,42 @@ void collapse_loops(LKernel& k) {
   if (k.scan_var >= 0) k.scan_var = remap[k.scan_var];
 }
 
+ReducePlacement place_reductions(const LKernel& k) {
+  const int nv = int(k.var_size.size());
+  std::vector<int> outs;
+  for (int v = 0; v < nv; ++v)
+    if (k.is_output_var[v] && v != k.scan_var) outs.push_back(v);
+  // The loop variables each node's value depends on (sources come before their users).
+  std::vector<std::vector<bool>> deps(k.nodes.size(), std::vector<bool>(nv));
+  ReducePlacement p;
+  p.level.assign(k.nodes.size(), -1);
+  for (size_t i = 0; i < k.nodes.size(); ++i) {
+    const LNode& n = k.nodes[i];
+    std::vector<bool>& d = deps[i];
+    if (n.op == Op::Load || n.op == Op::Iota || n.op == Op::RandUniform ||
+        n.op == Op::RandNormal)
+      for (int v = 0; v < nv && v < int(n.index.coef.size()); ++v) d[v] = n.index.coef[v] != 0;
+    for (int s : n.src)
+      for (int v = 0; v < nv; ++v) d[v] = d[v] || deps[s][v];
+    if (n.op != Op::Reduce) continue;
+    for (int v : n.vars) d[v] = false;
+    bool nested = false;
+    for (int v = 0; v < nv; ++v) nested |= d[v] && !k.is_output_var[v];
+    if (nested) {
+      // Inside another reduction's loop: computed per iteration of every loop around it.
+      for (int v : outs) p.ok &= bool(d[v]);
+      continue;
+    }
+    int level = -1;
+    for (int j = 0; j < int(outs.size()); ++j)
+      if (d[outs[j]]) level = j;
+    for (int j = 0; j <= level; ++j) p.ok &= bool(d[outs[j]]);
+    p.ok &= level >= 0 || outs.empty();
+    p.level[i] = level;
+  }
+  return p;
+}
+
 std::string lkernel_str(const LKernel& k) {
   std::ostringstream os;
   os << "loops:";

@@ -333,10 +333,19 @@ struct Renderer {
     return outs;
   }
 
-  int open_output_loops(bool ivdep, int depth = 1, bool all = true) {
+  // `hoist`: reductions placed at output loop i (place_reductions) are emitted as soon as
+  // that loop is open, each in a scope of its own level.
+  int open_output_loops(bool ivdep, int depth = 1, bool all = true,
+                        const ReducePlacement* hoist = nullptr) {
     std::vector<int> outs = output_vars();
     if (!all) outs.pop_back();
     if (outs.empty() && !all) return depth;
+    auto emit_level = [&](int i) {
+      if (!hoist) return;
+      scopes.emplace_back();
+      for (size_t id = 0; id < k.nodes.size(); ++id)
+        if (hoist->level[id] == i) emit(int(id), depth);
+    };
     if (outs.empty() && k.batched) {
       line(depth++, "{");
     } else if (outs.empty()) {
@@ -347,9 +356,11 @@ struct Renderer {
       std::string x0 = var_name(k, outs[0]);
       line(depth++, "for (int64_t " + x0 + " = start; " + x0 + " < end; ++" + x0 + ") {");
     }
+    emit_level(0);
     for (size_t i = 1; i < outs.size(); ++i) {
       if (i + 1 == outs.size() && ivdep) line(depth, "#pragma GCC ivdep");
       line(depth++, loop(var_name(k, outs[i]), k.var_size[outs[i]]) + " {");
+      emit_level(int(i));
     }
     return depth;
   }
@@ -393,7 +404,12 @@ struct Renderer {
       os << "}\n";
       return os.str();
     }
-    depth = open_output_loops(k.scan_var < 0 && k.out_dyn < 0, depth);
+    const bool plain = !k.batched && k.scan_var < 0 && k.out_dyn < 0;
+    ReducePlacement hoist;
+    if (plain) hoist = place_reductions(k);
+    const size_t outer_scopes = scopes.size();
+    depth = open_output_loops(k.scan_var < 0 && k.out_dyn < 0, depth, true,
+                              plain && hoist.ok ? &hoist : nullptr);
     scopes.emplace_back();
     if (k.out_dyn >= 0) {
       std::string at = "p0[" + emit(k.out_dyn, depth) + "]";
@@ -426,7 +442,7 @@ struct Renderer {
       std::string v = emit(k.root, depth);
       line(depth, out + " = " + c_store(k.out_dtype, v) + ";");
     }
-    scopes.pop_back();
+    scopes.resize(outer_scopes);
     while (depth > 1) line(--depth, "}");
     os << "}\n";
     return os.str();

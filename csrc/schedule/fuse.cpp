@@ -40,6 +40,18 @@ int64_t scratch_id() {
   return next++;
 }
 
+// Reads each element once but for dims of stride 0.
+bool broadcasts_only(const View& v) {
+  View rest;
+  rest.offset = v.offset;
+  for (size_t k = 0; k < v.sizes.size(); ++k)
+    if (v.strides[k] != 0 || v.sizes[k] <= 1) {
+      rest.sizes.push_back(v.sizes[k]);
+      rest.strides.push_back(v.strides[k]);
+    }
+  return is_non_overlapping(rest);
+}
+
 bool reads_each_once(const View& v) {
   for (size_t k = 0; k < v.sizes.size(); ++k)
     if (v.sizes[k] > 1 && v.strides[k] == 0) return false;
@@ -53,6 +65,7 @@ struct Fuser {
   std::unordered_map<const Node*, bool> reduction_memo;
   int budget = kMaxFusedNodes;
   const Node* keep = nullptr;
+  bool inline_broadcasts = false, inlined = false;
 
   // The producer expression that a Load of `flat` through `load` can be replaced with.
   NodeRef inline_producer(const NodeRef& load) {
@@ -63,9 +76,13 @@ struct Fuser {
     if (!is_dense_cover(sv, flat->shape[0] / itemsize(flat->dtype))) return nullptr;
     const NodeRef& value = flat->src[1];
     if (value->op == Op::Scan) return nullptr;
-    if (has_reduction(value.get(), reduction_memo) &&
-        (value->op != Op::Reduce || !reads_each_once(load->view())))
-      return nullptr;
+    // A value with reductions inside is inlined only where each element is read once:
+    // otherwise its reductions would run again for every repeated read. A broadcast read
+    // may be inlined when the caller checks where the reductions land (see fuse.h).
+    if (has_reduction(value.get(), reduction_memo) && !reads_each_once(load->view())) {
+      if (!inline_broadcasts || !broadcasts_only(load->view())) return nullptr;
+      inlined = true;
+    }
     auto map = compose_through(sv, load->view());
     if (!map) return nullptr;
     return reindex(value, load->shape, std::move(*map));
@@ -77,6 +94,10 @@ struct Fuser {
     if (src->op == Op::Load || !has_reduction(src.get(), reduction_memo) ||
         !broadcasts(std::get<IndexMap>(reindex_node->arg), reindex_node->shape))
       return src;
+    if (inline_broadcasts) {
+      inlined = true;
+      return src;
+    }
     int64_t nbytes = numel(src->shape) * itemsize(src->dtype);
     NodeRef empty = make_node(Op::Empty, DType::UInt8, {nbytes}, {}, int64_t(-1 - scratch_id()));
     View v = View::contiguous(src->shape);
@@ -131,10 +152,13 @@ struct Fuser {
 
 }  // namespace
 
-NodeRef fuse(const NodeRef& value, const Node* keep) {
+NodeRef fuse(const NodeRef& value, const Node* keep, bool inline_broadcasts, bool* inlined) {
   Fuser f;
   f.keep = keep;
-  return f.visit(value);
+  f.inline_broadcasts = inline_broadcasts;
+  NodeRef r = f.visit(value);
+  if (inlined) *inlined = f.inlined;
+  return r;
 }
 
 }  // namespace loom

@@ -7,6 +7,10 @@
 namespace loom {
 
 // Loads of `keep` (a pending state that the caller schedules itself) are left as they are.
-NodeRef fuse(const NodeRef& value, const Node* keep = nullptr);
+// A reduction read through a broadcast is computed into storage of its own, unless
+// `inline_broadcasts` (then *inlined tells whether there was one): the caller checks that
+// the kernel computes it once per row (place_reductions) and otherwise fuses again.
+NodeRef fuse(const NodeRef& value, const Node* keep = nullptr, bool inline_broadcasts = false,
+             bool* inlined = nullptr);
 
 }  // namespace loom

@@ -119,7 +119,13 @@ std::shared_ptr<Memory> copy_of(const Node* flat) {
 // realized as its base value, so the write is dropped, and the fault propagates.
 void realize_store(const NodeRef& v) {
   // Fuse first: inlining or realizing producers may take other buffers' values.
-  NodeRef expr = fuse(v->src[1]);
+  bool inlined = false;
+  NodeRef expr = fuse(v->src[1], nullptr, true, &inlined);
+  if (inlined) {
+    LKernel k = lower_store(v->view(), v->dtype, expr, nullptr);
+    collapse_loops(k);
+    if (!place_reductions(k).ok) expr = fuse(v->src[1]);
+  }
   v->src[1] = expr;
   expr.reset();
   const Node* base = v->src[0].get();

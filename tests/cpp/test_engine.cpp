@@ -135,7 +135,8 @@ TEST(Engine, CompilerFailureNamesSource) {
 }
 
 TEST(Engine, BroadcastReduceIsComputedOnce) {
-  // softmax(x) over rows built as one expression: max and sum get kernels of their own.
+  // softmax(x) over rows built as one expression: max and sum are computed once per row,
+  // before the row's loop, in the one kernel (NOTE [Hoisted reductions]).
   std::vector<float> host{1, 2, 3, 4, 0, 0, 0, 0};
   Buffer x = make_f32(host);
   Shape s{2, 4};
@@ -147,8 +148,23 @@ TEST(Engine, BroadcastReduceIsComputedOnce) {
   store_all(y, binary(Op::Div, e, sum));
   metrics().reset();
   std::vector<float> out = read_f32(y);
-  EXPECT_EQ(metrics().kernels_run.load(), 3);
+  EXPECT_EQ(metrics().kernels_run.load(), 1);
   float z = std::exp(-3.f) + std::exp(-2.f) + std::exp(-1.f) + 1.f;
   EXPECT_NEAR(out[3], 1.f / z, 1e-6);
   EXPECT_NEAR(out[4], 0.25f, 1e-6);
+}
+
+TEST(Engine, ColumnReduceReadByEveryRowGetsItsOwnKernel) {
+  // x - x.max(0): per row it would recompute the column maxima, so they are computed apart.
+  std::vector<float> host{1, 5, 3, 4, 0, 7, 0, 0};
+  Buffer x = make_f32(host);
+  Shape s{2, 4};
+  NodeRef v = load_all(x, s);
+  Buffer y(32);
+  store_all(y, binary(Op::Sub, v, expand(reduce(ReduceKind::Max, v, {0}, DType::Float32), s)));
+  metrics().reset();
+  std::vector<float> out = read_f32(y);
+  EXPECT_EQ(metrics().kernels_run.load(), 2);
+  std::vector<float> want{0, -2, 0, 0, -1, 0, -3, -4};
+  EXPECT_EQ(out, want);
 }

@@ -1,0 +1,76 @@
+"""Reductions read back through a broadcast (softmax's row max and sum, layer norm's
+statistics) are computed once per row inside the kernel that uses them; when the loop
+order does not allow that, they are computed by a kernel of their own. Values and kernel
+counts against CPU torch."""
+import pytest
+import torch
+
+import loom
+
+
+def run(fn, x):
+    """fn on Loom: (result on the CPU, kernels run), from a realized input."""
+    xl = x.to(loom.device)
+    loom.sync()
+    loom.reset_metrics()
+    r = fn(xl).cpu()
+    m = loom.metrics()
+    assert m["fallbacks"] == {}
+    return r, m["kernels_run"]
+
+
+CASES = [
+    # name, fn, kernels
+    ("softmax rows", lambda t: torch.softmax(t, 1), 1),
+    ("log_softmax rows", lambda t: torch.log_softmax(t, 1), 1),
+    ("softmax cols", lambda t: torch.softmax(t, 0), 3),
+    ("softmax of transposed", lambda t: torch.softmax(t.t(), 1), 1),
+    ("center rows", lambda t: t - t.mean(1, keepdim=True), 1),
+    ("center cols", lambda t: t - t.mean(0, keepdim=True), 2),
+    ("center all", lambda t: t - t.mean(), 2),
+    ("var rows", lambda t: t.var(1), 1),
+    ("normalize rows", lambda t: (t - t.mean(1, keepdim=True)) / t.std(1, keepdim=True), 1),
+    ("max then scale", lambda t: t * t.amax(1, keepdim=True).reciprocal() + t.sum(1, True), 1),
+    # the column sum cannot be computed once per row: both are computed apart
+    ("row sum times col sum", lambda t: t.sum(1, keepdim=True) * t.sum(0, keepdim=True), 3),
+    ("squeezed sum then add", lambda t: t.amax(0) + 1, 1),
+]
+
+
+@pytest.mark.parametrize("name,fn,kernels", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("shape", [(37, 100), (64, 64), (5, 1000)])
+def test_hoisted_reductions(name, fn, kernels, shape):
+    x = torch.randn(shape) * 4
+    got, n = run(fn, x)
+    torch.testing.assert_close(got, fn(x), rtol=1e-5, atol=1e-4)
+    assert n == kernels
+
+
+def test_3d_softmax_and_inner_dims():
+    x = torch.randn(6, 7, 50)
+    for fn, kernels in ((lambda t: torch.softmax(t, 2), 1),
+                        (lambda t: torch.softmax(t, 1), None),
+                        (lambda t: t - t.mean((1, 2), keepdim=True), 1),
+                        (lambda t: t - t.amax(1, keepdim=True), None)):
+        got, n = run(fn, x)
+        torch.testing.assert_close(got, fn(x), rtol=1e-5, atol=1e-5)
+        if kernels is not None:
+            assert n == kernels
+
+
+def test_softmax_into_transposed_out():
+    x = torch.randn(40, 30)
+    out = torch.empty(30, 40, device=loom.device).t()
+    out.copy_(torch.softmax(x.to(loom.device), 1))  # stored column by column
+    torch.testing.assert_close(out.cpu(), torch.softmax(x, 1), rtol=1e-5, atol=1e-6)
+
+
+def test_softmax_special_values():
+    x = torch.randn(8, 70)
+    x[0] = float("-inf")
+    x[1, 3] = float("inf")
+    x[2, 5] = float("nan")
+    x[3, :] = 1e30
+    got, n = run(lambda t: torch.softmax(t, 1), x)
+    torch.testing.assert_close(got, torch.softmax(x, 1), equal_nan=True)
+    assert n == 1
