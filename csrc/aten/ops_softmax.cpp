@@ -21,8 +21,10 @@ NodeRef softmax_value(const Tensor& self, int64_t dim, bool log, DType out) {
   NodeRef m = expand(reduce(ReduceKind::Max, x, axis, acc), s);
   NodeRef shifted = binary(Op::Sub, x, m);
   NodeRef e = unary(Op::Exp, shifted);
-  NodeRef sum = expand(reduce(ReduceKind::Sum, e, axis, acc), s);
-  NodeRef r = log ? binary(Op::Sub, shifted, unary(Op::Log, sum)) : binary(Op::Div, e, sum);
+  NodeRef sum = reduce(ReduceKind::Sum, e, axis, acc);
+  // As eager: times the reciprocal of the sum (one division per row, not per element).
+  NodeRef r = log ? binary(Op::Sub, shifted, expand(unary(Op::Log, sum), s))
+                  : binary(Op::Mul, e, expand(unary(Op::Reciprocal, sum), s));
   r = cast(r, out);
   if (self.dim() == 0) r = reindex(r, {}, IndexMap{{0}, {}, {}});
   return r;

@@ -1,3 +1,4 @@
+#include <map>
 #include <sstream>
 #include <unordered_map>
 
@@ -24,12 +25,16 @@ std::string index_str(const LKernel& k, const Affine& a) {
 
 // Bytes of partial accumulators per vectorized reduction: 4 AVX2 / 2 AVX-512 registers.
 constexpr int kLaneBytes = 128;
+// Largest row of reduced values kept on the stack for the output loop to read back.
+constexpr int64_t kMaxRowBytes = 64 << 10;
 
 struct Renderer {
   const LKernel& k;
   std::ostringstream os;
   std::vector<std::unordered_map<int, std::string>> scopes;
   int in_lanes = 0;  // inside a vectorized reduction's lane loop (they do not nest)
+  // Row caches: reduction id -> the output node that recomputes its summand per element.
+  std::map<int, int> row_cache;
 
   explicit Renderer(const LKernel& kernel) : k(kernel) {}
 
@@ -143,6 +148,11 @@ struct Renderer {
     const std::string L = std::to_string(lanes) + "LL";
     line(depth, T + " " + acc + " = " + init + ";");
     if (arg) line(depth, "int64_t " + best + " = 0;");
+    auto cached = row_cache.find(id);
+    const std::string row = "row" + std::to_string(id);
+    if (cached != row_cache.end())
+      line(depth, std::string(compute_ctype(vt)) + " " + row + "[" +
+                      std::to_string(k.var_size[n.vars[0]]) + "LL];");
     if (lanes) {
       line(depth, T + " " + lacc + "[" + L + "];");
       line(depth, "for (int64_t " + l + " = 0; " + l + " < " + L + "; ++" + l + ") " + lacc + "[" +
@@ -158,6 +168,7 @@ struct Renderer {
     auto body = [&](int at) {
       scopes.emplace_back();
       std::string v = emit(n.src[0], at);
+      if (cached != row_cache.end()) line(at, row + "[" + var_name(k, n.vars[0]) + "] = " + v + ";");
       if (arg) {
         const char* cmp = kind == ReduceKind::ArgMax ? " > " : " < ";
         line(at, "if (" + v + cmp + acc + " || (" + v + " != " + v + " && " + acc + " == " + acc +
@@ -194,7 +205,8 @@ struct Renderer {
         line(--d, "}");
       }
     } else {
-      body(d);
+      if (n.vars.empty()) line(d++, "{");  // loops of size 1 were dropped: a block still
+      body(d);                              // keeps the body's names to itself
     }
     while (d > depth) line(--d, "}");
     if (lanes) {
@@ -251,7 +263,7 @@ struct Renderer {
         if (k.nodes[j].op == Op::Reduce && loads_below(int(i), int(j))) return 0;
       if (!loads_contiguous(n.src[0], xi)) return 0;
       column |= !loads_contiguous(n.src[0], n.vars.back());
-      tile = std::max(tile, 2 * kLaneBytes / std::max(4, itemsize(n.dtype)));
+      tile = std::max(tile, 4 * kLaneBytes / std::max(4, itemsize(n.dtype)));
     }
     if (!column || k.var_size[xi] < 8) return 0;
     return tile;
@@ -279,44 +291,110 @@ struct Renderer {
     const bool split = outs.size() == 1;  // the thread range is this loop's
     const std::string lo = split ? "start" : "0";
     const std::string hi = split ? "end" : std::to_string(k.var_size[xi]) + "LL";
+    // One block of `nb` outputs: each reduction accumulates them, then the epilogue stores.
+    auto block = [&](const std::string& nb, int depth) {
+      scopes.emplace_back();
+      std::vector<std::pair<int, std::string>> accs;
+      for (size_t i = 0; i < k.nodes.size(); ++i) {
+        const LNode& n = k.nodes[i];
+        if (n.op != Op::Reduce) continue;
+        const ReduceKind kind = std::get<ReduceArg>(n.arg).kind;
+        const std::string acc = "acc" + std::to_string(i), init = c_reduce_init(kind, n.dtype);
+        line(depth, std::string(compute_ctype(n.dtype)) + " " + acc + "[" + T + "];");
+        line(depth, "for (int64_t j_ = 0; j_ < " + T + "; ++j_) " + acc + "[j_] = " + init + ";");
+        int d = depth;
+        for (int v : n.vars) line(d++, loop(var_name(k, v), k.var_size[v]) + " {");
+        line(d, "#pragma omp simd");
+        line(d++, "for (int64_t j_ = 0; j_ < " + nb + "; ++j_) {");
+        line(d, "const int64_t " + x + " = " + xb + " + j_;");
+        scopes.emplace_back();
+        ++in_lanes;
+        std::string v = emit(n.src[0], d);
+        --in_lanes;
+        scopes.pop_back();
+        line(d, acc + "[j_] = " + c_reduce_combine(kind, n.dtype, acc + "[j_]", v) + ";");
+        while (d > depth) line(--d, "}");
+        accs.emplace_back(int(i), acc + "[j_]");
+      }
+      line(depth, k.checks.empty() ? "#pragma omp simd" : "#pragma GCC ivdep");
+      line(depth++, "for (int64_t j_ = 0; j_ < " + nb + "; ++j_) {");
+      line(depth, "const int64_t " + x + " = " + xb + " + j_;");
+      scopes.emplace_back();
+      for (auto& [id, name] : accs) scopes.back()[id] = name;
+      std::string v = emit(k.root, depth);
+      line(depth, "p0[" + index_str(k, k.out_index) + "] = " + c_store(k.out_dtype, v) + ";");
+      scopes.pop_back();
+      line(--depth, "}");
+      scopes.pop_back();
+    };
     line(depth++, "for (int64_t " + xb + " = " + lo + "; " + xb + " < " + hi + "; " + xb + " += " + T +
                       ") {");
-    line(depth, "const int64_t nb_ = " + hi + " - " + xb + " < " + T + " ? " + hi + " - " + xb + " : " +
-                    T + ";");
-    scopes.emplace_back();
-    std::vector<std::pair<int, std::string>> accs;
-    for (size_t i = 0; i < k.nodes.size(); ++i) {
-      const LNode& n = k.nodes[i];
-      if (n.op != Op::Reduce) continue;
-      const ReduceKind kind = std::get<ReduceArg>(n.arg).kind;
-      const std::string acc = "acc" + std::to_string(i), init = c_reduce_init(kind, n.dtype);
-      line(depth, std::string(compute_ctype(n.dtype)) + " " + acc + "[" + T + "];");
-      line(depth, "for (int64_t j_ = 0; j_ < " + T + "; ++j_) " + acc + "[j_] = " + init + ";");
-      int d = depth;
-      for (int v : n.vars) line(d++, loop(var_name(k, v), k.var_size[v]) + " {");
-      line(d, "#pragma omp simd");
-      line(d++, "for (int64_t j_ = 0; j_ < nb_; ++j_) {");
-      line(d, "const int64_t " + x + " = " + xb + " + j_;");
-      scopes.emplace_back();
-      ++in_lanes;
-      std::string v = emit(n.src[0], d);
-      --in_lanes;
-      scopes.pop_back();
-      line(d, acc + "[j_] = " + c_reduce_combine(kind, n.dtype, acc + "[j_]", v) + ";");
-      while (d > depth) line(--d, "}");
-      accs.emplace_back(int(i), acc + "[j_]");
+    // Whole blocks have a constant trip count, which keeps the accumulators in registers.
+    const bool whole = !split && k.var_size[xi] % tile == 0, part = split || !whole;
+    if (part && k.var_size[xi] >= tile) line(depth++, "if (" + hi + " - " + xb + " >= " + T + ") {");
+    if (whole || k.var_size[xi] >= tile) block(T, depth);
+    if (part && k.var_size[xi] >= tile) line(depth - 1, "} else {");
+    if (part) {
+      line(depth, "const int64_t nb_ = " + hi + " - " + xb + " < " + T + " ? " + hi + " - " + xb +
+                      " : " + T + ";");
+      block("nb_", depth);
     }
-    line(depth, k.checks.empty() ? "#pragma omp simd" : "#pragma GCC ivdep");
-    line(depth++, "for (int64_t j_ = 0; j_ < nb_; ++j_) {");
-    line(depth, "const int64_t " + x + " = " + xb + " + j_;");
-    scopes.emplace_back();
-    for (auto& [id, name] : accs) scopes.back()[id] = name;
-    std::string v = emit(k.root, depth);
-    line(depth, "p0[" + index_str(k, k.out_index) + "] = " + c_store(k.out_dtype, v) + ";");
-    scopes.pop_back();
+    if (part && k.var_size[xi] >= tile) line(--depth, "}");
     line(--depth, "}");
-    scopes.pop_back();
-    line(--depth, "}");
+  }
+
+  // Whether node a (of a reduction's body, over var r) computes what node b (of the
+  // output expression, over output var x) computes, with r standing for x.
+  bool same_expr(int a, int b, int r, int x) const {
+    if (a == b) return true;
+    const LNode &na = k.nodes[a], &nb = k.nodes[b];
+    if (na.op != nb.op || na.dtype != nb.dtype || na.param != nb.param || na.slot != nb.slot ||
+        na.op == Op::Reduce || na.op == Op::Check || na.src.size() != nb.src.size() ||
+        !(na.arg == nb.arg))
+      return false;
+    if (na.index.c != nb.index.c) return false;
+    for (int v = 0; v < int(k.var_size.size()); ++v)  // b's var v is a's var va
+      if (coef(nb.index, v) != coef(na.index, v == x ? r : v == r ? x : v)) return false;
+    for (size_t i = 0; i < na.src.size(); ++i)
+      if (!same_expr(na.src[i], nb.src[i], r, x)) return false;
+    return true;
+  }
+
+  bool uses_var(int id, int v) const {
+    const LNode& n = k.nodes[id];
+    if (coef(n.index, v) != 0) return true;
+    for (int s : n.src)
+      if (uses_var(s, v)) return true;
+    return false;
+  }
+
+  // NOTE: softmax's output recomputes exp(x - max) that its sum already computed, element
+  // for element. When a reduction placed outside the innermost output loop sums a value
+  // that the output expression computes again along that loop, the reduction keeps its
+  // values in a row on the stack (up to kMaxRowBytes) and the output reads them back.
+  void plan_row_caches(const ReducePlacement& hoist) {
+    std::vector<int> outs = output_vars();
+    if (outs.empty() || k.check_in_reduce) return;
+    const int x = outs.back(), inner = int(outs.size()) - 1;
+    for (size_t id = 0; id < k.nodes.size(); ++id) {
+      const LNode& n = k.nodes[id];
+      if (n.op != Op::Reduce || hoist.level[id] < 0 || hoist.level[id] >= inner ||
+          n.vars.size() != 1)
+        continue;
+      const int r = n.vars[0];
+      const LNode& b = k.nodes[n.src[0]];
+      if (b.op == Op::Load || b.op == Op::Cast || op_kind(b.op) == OpKind::Leaf) continue;
+      if (k.var_size[r] != k.var_size[x] ||
+          k.var_size[r] * itemsize(b.dtype == DType::Float64 ? b.dtype : DType::Float32) >
+              kMaxRowBytes)
+        continue;
+      for (size_t m = 0; m < k.nodes.size(); ++m)
+        if (k.nodes[m].op == b.op && uses_var(int(m), x) && !uses_var(int(m), r) &&
+            same_expr(n.src[0], int(m), r, x)) {
+          row_cache[int(id)] = int(m);
+          break;
+        }
+    }
   }
 
   std::string slotted(int slot, const Affine& a) {
@@ -408,9 +486,12 @@ struct Renderer {
     ReducePlacement hoist;
     if (plain) hoist = place_reductions(k);
     const size_t outer_scopes = scopes.size();
+    if (plain && hoist.ok) plan_row_caches(hoist);
     depth = open_output_loops(k.scan_var < 0 && k.out_dyn < 0, depth, true,
                               plain && hoist.ok ? &hoist : nullptr);
     scopes.emplace_back();
+    for (auto& [id, m] : row_cache)
+      scopes.back()[m] = "row" + std::to_string(id) + "[" + var_name(k, output_vars().back()) + "]";
     if (k.out_dyn >= 0) {
       std::string at = "p0[" + emit(k.out_dyn, depth) + "]";
       std::string v = emit(k.root, depth);
