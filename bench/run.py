@@ -153,6 +153,15 @@ def setitem_loop(n=1000):
     return res
 
 
+def triad_probe(runs):
+    """GB/s of a Loom kernel computing x + 2.5 * y on 16M float32 (2 reads, 1 write)."""
+    x, y = torch.rand(N).to(loom.device), torch.rand(N).to(loom.device)
+    loom.sync()
+    out = [None]
+    t = timed(lambda: out.__setitem__(0, triad((x, y))), loom.sync, runs)
+    return 12 * N / t / 1e9
+
+
 def cache_malloc():
     """Eager as it is meant to be measured: with a caching allocator. glibc returns every
     64 MB temporary to the system and faults fresh pages in for the next (4x the time of
@@ -177,12 +186,7 @@ def main():
     rows = []
     print(f"torch {torch.__version__}, eager on {torch.get_num_threads()} threads "
           f"({'caching' if cached else 'stock'} malloc), Loom on {os.cpu_count()}")
-    x, y = torch.rand(N).to(loom.device), torch.rand(N).to(loom.device)
-    loom.sync()
-    out = [None]
-    t_triad = timed(lambda: out.__setitem__(0, triad((x, y))), loom.sync, args.runs)
-    triad_gbs = 12 * N / t_triad / 1e9
-    del x, y, out
+    triad_gbs = triad_probe(args.runs)
     print(f"triad probe (Loom, 16M float32, 2 reads + 1 write): {triad_gbs:.1f} GB/s")
     print(f"{'item':40s} {'eager ms':>9s} {'loom ms':>9s} {'ratio':>7s} {'kernels':>8s} "
           f"{'GB/s':>6s} {'of triad':>8s}")

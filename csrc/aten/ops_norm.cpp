@@ -1,8 +1,7 @@
 // Layer norm and GELU forward, built from reductions and elementwise nodes so that they
 // run on Loom and fuse with their neighbours. Their backward still falls back to the CPU.
-#include <torch/library.h>
-
 #include <ATen/native/Resize.h>
+#include <torch/library.h>
 
 #include "aten/op_util.h"
 
@@ -27,10 +26,9 @@ std::tuple<Tensor, Tensor, Tensor> native_layer_norm_fn(const Tensor& input,
                                                         const c10::optional<Tensor>& weight,
                                                         const c10::optional<Tensor>& bias,
                                                         double eps) {
-  auto meta = at::native_layer_norm(to_meta(input), normalized_shape, to_meta(weight),
-                                    to_meta(bias), eps);
-  check_operands("native_layer_norm",
-                 {input, weight.value_or(Tensor()), bias.value_or(Tensor())});
+  auto meta =
+      at::native_layer_norm(to_meta(input), normalized_shape, to_meta(weight), to_meta(bias), eps);
+  check_operands("native_layer_norm", {input, weight.value_or(Tensor()), bias.value_or(Tensor())});
   // The statistics as the CPU has them: the input's dtype, size 1 over the normalized dims
   // (the meta kernel differs for empty and reduced-float inputs).
   std::vector<int64_t> stat_shape(input.sizes().begin(), input.sizes().end());

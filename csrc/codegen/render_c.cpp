@@ -168,7 +168,8 @@ struct Renderer {
     auto body = [&](int at) {
       scopes.emplace_back();
       std::string v = emit(n.src[0], at);
-      if (cached != row_cache.end()) line(at, row + "[" + var_name(k, n.vars[0]) + "] = " + v + ";");
+      if (cached != row_cache.end())
+        line(at, row + "[" + var_name(k, n.vars[0]) + "] = " + v + ";");
       if (arg) {
         const char* cmp = kind == ReduceKind::ArgMax ? " > " : " < ";
         line(at, "if (" + v + cmp + acc + " || (" + v + " != " + v + " && " + acc + " == " + acc +
@@ -198,8 +199,8 @@ struct Renderer {
       line(--d, "}");
       line(--d, "}");
       if (size > main) {
-        line(d++, "for (int64_t " + l + " = 0; " + l + " < " + std::to_string(size - main) + "LL; ++" +
-                      l + ") {");
+        line(d++, "for (int64_t " + l + " = 0; " + l + " < " + std::to_string(size - main) +
+                      "LL; ++" + l + ") {");
         line(d, "const int64_t " + r + " = " + std::to_string(main) + "LL + " + l + ";");
         body(d);
         line(--d, "}");
@@ -212,9 +213,11 @@ struct Renderer {
     if (lanes) {
       for (int h = lanes / 2; h > 0; h /= 2) {
         std::string hs = std::to_string(h) + "LL";
-        line(depth, "for (int64_t " + l + " = 0; " + l + " < " + hs + "; ++" + l + ") " + lacc + "[" +
-                        l + "] = " + c_reduce_combine(kind, acc_t, lacc + "[" + l + "]",
-                                                      lacc + "[" + l + " + " + hs + "]") + ";");
+        line(depth, "for (int64_t " + l + " = 0; " + l + " < " + hs + "; ++" + l + ") " + lacc +
+                        "[" + l + "] = " +
+                        c_reduce_combine(kind, acc_t, lacc + "[" + l + "]",
+                                         lacc + "[" + l + " + " + hs + "]") +
+                        ";");
       }
       line(depth, acc + " = " + lacc + "[0];");
     }
@@ -327,11 +330,12 @@ struct Renderer {
       line(--depth, "}");
       scopes.pop_back();
     };
-    line(depth++, "for (int64_t " + xb + " = " + lo + "; " + xb + " < " + hi + "; " + xb + " += " + T +
-                      ") {");
+    line(depth++, "for (int64_t " + xb + " = " + lo + "; " + xb + " < " + hi + "; " + xb +
+                      " += " + T + ") {");
     // Whole blocks have a constant trip count, which keeps the accumulators in registers.
     const bool whole = !split && k.var_size[xi] % tile == 0, part = split || !whole;
-    if (part && k.var_size[xi] >= tile) line(depth++, "if (" + hi + " - " + xb + " >= " + T + ") {");
+    if (part && k.var_size[xi] >= tile)
+      line(depth++, "if (" + hi + " - " + xb + " >= " + T + ") {");
     if (whole || k.var_size[xi] >= tile) block(T, depth);
     if (part && k.var_size[xi] >= tile) line(depth - 1, "} else {");
     if (part) {

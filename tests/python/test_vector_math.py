@@ -19,7 +19,8 @@ def no_fallback(monkeypatch):
 def _specials():
     f = torch.finfo(torch.float32)
     v = [0.0, -0.0, 1.0, -1.0, math.inf, -math.inf, math.nan, f.max, -f.max, f.tiny, -f.tiny,
-         1e-45, -1e-45, 1e-40, -1e-40, f.eps, 0.5, 0.625, 0.6249999, 1.0000001, 0.9999999, 3.92, 4.0,
+         1e-45, -1e-45, 1e-40, -1e-40, f.eps, 0.5, 0.625, 0.6249999, 1.0000001, 0.9999999,
+         3.92, 4.0,
          9.0, 9.1, 88.72283, 88.72284, 88.7, 89.0, -87.33654, -87.34, -103.97207, -103.9721,
          -104.0, -150.0, 1e30, -1e30]
     return torch.tensor(v, dtype=torch.float32)
