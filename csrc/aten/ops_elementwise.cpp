@@ -16,8 +16,41 @@ DType dtype_of(const Tensor& t) { return to_loom(t.scalar_type()); }
 // else computes in the result dtype, as TensorIterator promotes.
 DType compute_dtype(DType result, DType common) { return result == DType::Bool ? common : result; }
 
+// PyTorch has no kernel (on CPU or CUDA) for these op/dtype pairs and raises; so does Loom.
+void check_supported(Op op, DType t) {
+  const bool flt = is_floating(t), boolean = t == DType::Bool;
+  const char* name = nullptr;
+  bool ok = true;
+  switch (op) {
+    case Op::BitAnd: name = "bitwise_and"; ok = !flt; break;
+    case Op::BitOr: name = "bitwise_or"; ok = !flt; break;
+    case Op::BitXor: name = "bitwise_xor"; ok = !flt; break;
+    case Op::BitwiseNot: name = "bitwise_not"; ok = !flt; break;
+    case Op::Shl: name = "lshift"; ok = !flt && !boolean; break;
+    case Op::Shr: name = "rshift"; ok = !flt && !boolean; break;
+    case Op::Abs: name = "abs"; ok = !boolean; break;
+    case Op::Floor: name = "floor"; ok = !boolean; break;
+    case Op::Ceil: name = "ceil"; ok = !boolean; break;
+    case Op::Round: name = "round"; ok = !boolean; break;
+    case Op::Trunc: name = "trunc"; ok = !boolean; break;
+    case Op::Frac: name = "frac"; ok = flt; break;
+    case Op::FloorDiv: name = "div_floor"; ok = !boolean; break;
+    case Op::TruncDiv: name = "div_trunc"; ok = !boolean; break;
+    case Op::Remainder: name = "remainder"; ok = !boolean; break;
+    case Op::Fmod: name = "fmod"; ok = !boolean; break;
+    case Op::Pow: name = "pow"; ok = !boolean; break;
+    case Op::Relu:
+      TORCH_CHECK(!boolean, "Boolean inputs not supported for relu");
+      break;
+    default:
+      break;
+  }
+  TORCH_CHECK(ok, "\"", name, "\" not implemented for '", c10::toString(to_aten(t)), "'");
+}
+
 NodeRef unary_value(Op op, const Tensor& self, const Shape& shape, DType result) {
   DType compute = compute_dtype(result, dtype_of(self));
+  check_supported(op, compute);
   NodeRef v = operand(self, shape, compute);
   switch (op) {
     case Op::Abs: case Op::Neg: case Op::Sign: case Op::Relu:
@@ -32,6 +65,13 @@ NodeRef unary_value(Op op, const Tensor& self, const Shape& shape, DType result)
 Tensor unary_fn(Op op, const Tensor& self, const Tensor& meta) {
   EngineLock g(engine_mutex());
   Tensor out = result_like(meta);
+  if (op == Op::Abs) {
+    // abs is composite and its meta result contiguous; CPU's TensorIterator lays the
+    // result out like the input, as the structured neg's meta does.
+    Tensor like = at::neg(at::empty_strided(self.sizes(), self.strides(),
+                                            meta.options().dtype(at::kFloat)));
+    out = empty_loom(like.sizes(), like.strides(), meta.scalar_type());
+  }
   assign(out, unary_value(op, self, out_shape(out), dtype_of(meta)));
   return out;
 }
@@ -90,6 +130,7 @@ Tensor isinf_fn(const Tensor& self) {
 NodeRef binary_value(Op op, const Tensor& a, const Tensor& b, const Shape& shape, DType result) {
   DType common = to_loom(at::result_type(a, b));
   DType compute = compute_dtype(result, common);
+  check_supported(op, compute);
   return binary(op, operand(a, shape, compute), operand(b, shape, compute));
 }
 
@@ -260,6 +301,9 @@ Tensor& where_out(const Tensor& c, const Tensor& a, const Tensor& b, Tensor& out
 // clamp: max(x, lo) then min(., hi), both NaN-propagating.
 NodeRef clamp_value(const Tensor& x, const c10::optional<Tensor>& lo,
                     const c10::optional<Tensor>& hi, const Shape& s, DType r) {
+  // As CPU: clamp with both bounds has no Bool kernel; clamp_min / clamp_max do.
+  bool both = lo.has_value() && lo->defined() && hi.has_value() && hi->defined();
+  TORCH_CHECK(!(both && r == DType::Bool), "\"clamp\" not implemented for 'Bool'");
   NodeRef v = operand(x, s, r);
   if (lo.has_value() && lo->defined()) v = binary(Op::Maximum, v, operand(*lo, s, r));
   if (hi.has_value() && hi->defined()) v = binary(Op::Minimum, v, operand(*hi, s, r));
