@@ -381,6 +381,34 @@ Tensor& masked_fill_tensor(Tensor& self, const Tensor& mask, const Tensor& value
   return masked_fill_value(self, mask, operand(value, shape_of(self.sizes()), to_loom(self.scalar_type())));
 }
 
+// The k-th true element of the mask (row-major over self) takes source's k-th element:
+// a running count of the mask picks the source element, all lazily.
+Tensor& masked_scatter_fn(Tensor& self, const Tensor& mask, const Tensor& source) {
+  check_operands("masked_scatter_", {self, mask, source});
+  TORCH_CHECK(self.scalar_type() == source.scalar_type(),
+              "masked_scatter: expected self and source to have same dtypes but got",
+              self.scalar_type(), " and ", source.scalar_type());
+  at::assert_no_internal_overlap(self);
+  Tensor m = mask.expand(self.sizes());
+  if (self.numel() == 0) return self;
+  const char* too_few = "Number of elements of source < number of ones in mask";
+  if (source.numel() == 0) {  // nothing to gather from: only an all-false mask is valid
+    TORCH_CHECK(!m.any().item<bool>(), too_few);
+    return self;
+  }
+  Tensor count = at::cumsum(m.reshape({-1}).to(at::kLong), 0).view(self.sizes());
+  Tensor src = source.dim() == 0 ? source.view({1}) : source;
+  Shape shape = shape_of(self.sizes());
+  EngineLock g(engine_mutex());
+  NodeRef take = cast(read_tensor(m), DType::Bool);
+  NodeRef k = where(take, binary(Op::Sub, read_tensor(count), int_const(1, shape)), int_const(0, shape));
+  k = checked(k, src.numel(), false, false, too_few);
+  DType dtype = to_loom(self.scalar_type());
+  NodeRef v = gather(buffer_of(src), dtype, storage_index(src, unravel(k, src.sizes())));
+  write_tensor(self, where(take, v, read_tensor(self)));
+  return self;
+}
+
 Tensor masked_select_fn(const Tensor& self, const Tensor& mask) {
   check_operands("masked_select", {self, mask});
   TORCH_CHECK(mask.scalar_type() == at::kBool || mask.scalar_type() == at::kByte,
@@ -419,6 +447,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("nonzero", TORCH_FN(nonzero_fn));
   m.impl("nonzero.out", TORCH_FN(nonzero_out));
   m.impl("masked_select", TORCH_FN(masked_select_fn));
+  m.impl("masked_scatter_", TORCH_FN(masked_scatter_fn));
   m.impl("masked_select.out", TORCH_FN(masked_select_out));
 }
 
