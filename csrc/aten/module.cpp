@@ -35,6 +35,7 @@ MetricsSnapshot snapshot() {
       {"cache_hits", m.cache_hits.load()},
       {"disk_hits", m.disk_hits.load()},
       {"realizations", m.realizations.load()},
+      {"extern_calls", m.extern_calls.load()},
       {"buffers_allocated", m.buffers_allocated.load()},
       {"bytes_allocated", m.bytes_allocated.load()},
       {"live_nodes", int64_t(live_node_count())},

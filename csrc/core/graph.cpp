@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/extern.h"
 #include "core/memory.h"
 
 namespace loom {
@@ -142,6 +143,19 @@ void scatter(Buffer& b, DType dtype, const NodeRef& index, const NodeRef& value,
 NodeRef check_index(const NodeRef& index, int64_t size, bool wrap, int msg) {
   check(index->dtype == DType::Int64, "check_index of a non-Int64 value");
   return make_node(Op::Check, DType::Int64, index->shape, {index}, CheckArg{size, wrap, msg});
+}
+
+std::vector<NodeRef> extern_call(std::shared_ptr<ExternCall> call, std::vector<NodeRef> inputs) {
+  std::vector<NodeRef> outs;
+  for (size_t k = 0; k < call->out_nbytes.size(); ++k)
+    outs.push_back(make_node(Op::Extern, DType::UInt8, {call->out_nbytes[k]}, inputs,
+                             std::make_shared<ExternArg>(ExternArg{call, int(k)})));
+  return outs;
+}
+
+void set_value(Buffer& b, const NodeRef& flat) {
+  check(flat->shape == Shape{b.nbytes}, "set_value of a value of another size");
+  b.value = flat;
 }
 
 void write_host(Buffer& b, const void* src, size_t nbytes) {

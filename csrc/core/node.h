@@ -14,7 +14,7 @@
 namespace loom {
 
 // X(name, arity, kind). Arity -1: variable. Kinds:
-//   Flat   values of a whole storage, shape {nbytes}: Empty, Data, Store, Scatter
+//   Flat   values of a whole storage, shape {nbytes}: Empty, Data, Store, Scatter, Extern
 //   Leaf   values defined by their coordinates: Const, Iota, Rand*, Param
 //   Move   Load (flat -> shaped through a View), Reindex (shaped -> shaped), Gather (flat
 //          -> shaped at computed element indices)
@@ -22,6 +22,7 @@ namespace loom {
 //   Reduce, Scan
 #define LOOM_OPS(X)                                                                  \
   X(Empty, 0, Flat) X(Data, 0, Flat) X(Store, 2, Flat) X(Scatter, 3, Flat)           \
+  X(Extern, -1, Flat)                                                                \
   X(Const, 0, Leaf) X(Iota, 0, Leaf) X(RandUniform, 0, Leaf) X(RandNormal, 0, Leaf)  \
   X(Param, 0, Leaf)                                                                  \
   X(Load, 1, Move) X(Reindex, 1, Move) X(Gather, 2, Move)                            \
@@ -86,8 +87,9 @@ struct RandArg {
 
 // Empty: a unique id. Iota: the axis. Param: the kernel slot. Data: none (the memory).
 // Scatter: -1 to assign, else the ReduceKind that combines with the old value.
-using Arg =
-    std::variant<std::monostate, int64_t, Scalar, View, IndexMap, ReduceArg, RandArg, CheckArg>;
+struct ExternArg;  // core/extern.h
+using Arg = std::variant<std::monostate, int64_t, Scalar, View, IndexMap, ReduceArg, RandArg,
+                         CheckArg, std::shared_ptr<ExternArg>>;
 
 struct Memory;
 struct Node;

@@ -1,10 +1,13 @@
 #include "schedule/realize.h"
 
+#include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "codegen/kernel.h"
+#include "core/extern.h"
 #include "core/fault.h"
 #include "core/metrics.h"
 #include "schedule/fuse.h"
@@ -170,6 +173,41 @@ void realize_scatter(const NodeRef& v) {
   set_realized(v, std::move(mem));
 }
 
+// See NOTE [Extern calls]: inputs computed into memory the function can read, one run
+// for all outputs of the call.
+void realize_extern(const NodeRef& n) {
+  const ExternArg& arg = *std::get<std::shared_ptr<ExternArg>>(n->arg);
+  ExternCall& call = *arg.call;
+  if (!call.done) {
+    std::vector<ExternInput> in;
+    for (size_t i = 0; i < n->src.size(); ++i) {
+      NodeRef v = fuse(n->src[i]);
+      if (v->op == Op::Load && v->src[0]->realized &&
+          (!call.accepts || call.accepts(i, v->view()))) {
+        in.push_back({v->src[0]->realized, v->view(), v->dtype});
+        continue;
+      }
+      View dense = View::contiguous(v->shape);
+      auto mem = allocate_memory(size_t(std::max<int64_t>(numel(v->shape), 1) * itemsize(v->dtype)));
+      run_store_kernel(dense, v->dtype, v, mem);
+      in.push_back({mem, dense, v->dtype});
+    }
+    std::vector<std::shared_ptr<Memory>> out;
+    for (int64_t nbytes : call.out_nbytes) out.push_back(allocate_memory(size_t(nbytes)));
+    const int dbg = debug_level();
+    auto t0 = std::chrono::steady_clock::now();
+    call.fn(in, out);
+    metrics().extern_calls++;
+    if (dbg >= 2) {
+      double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+      std::fprintf(stderr, "loom: extern %s %.1f us\n", call.name.c_str(), us);
+    }
+    call.results = std::move(out);
+    call.done = true;
+  }
+  set_realized(n, std::move(call.results[size_t(arg.out)]));
+}
+
 void realize_one(const NodeRef& flat) {
   if (flat->realized) return;
   metrics().realizations++;
@@ -182,6 +220,9 @@ void realize_one(const NodeRef& flat) {
       return;
     case Op::Scatter:
       realize_scatter(flat);
+      return;
+    case Op::Extern:
+      realize_extern(flat);
       return;
     default:
       throw std::logic_error(std::string("loom: cannot realize ") + op_name(flat->op));
