@@ -119,6 +119,10 @@ std::tuple<Tensor&, Tensor&> sort_values_stable(const Tensor& self, c10::optiona
   return {values, indices};
 }
 
+Tensor argsort_stable(const Tensor& self, bool stable, int64_t dim, bool descending) {
+  return std::get<1>(sort_stable(self, stable, dim, descending));
+}
+
 std::tuple<Tensor, Tensor> topk_fn(const Tensor& self, int64_t k, int64_t dim, bool largest,
                                    bool sorted) {
   check_operands("topk", {self});
@@ -143,6 +147,7 @@ std::tuple<Tensor&, Tensor&> topk_values(const Tensor& self, int64_t k, int64_t 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("sort.stable", TORCH_FN(sort_stable));
   m.impl("sort.values_stable", TORCH_FN(sort_values_stable));
+  m.impl("argsort.stable", TORCH_FN(argsort_stable));
   m.impl("topk", TORCH_FN(topk_fn));
   m.impl("topk.values", TORCH_FN(topk_values));
 }
