@@ -409,6 +409,30 @@ Tensor& masked_scatter_fn(Tensor& self, const Tensor& mask, const Tensor& source
   return self;
 }
 
+// repeat_interleave(repeats): each position i repeated repeats[i] times. The result's
+// size depends on the values, so they are read on the host.
+Tensor repeat_interleave_fn(const Tensor& repeats, c10::optional<int64_t> output_size) {
+  check_operands("repeat_interleave", {repeats});
+  TORCH_CHECK(repeats.dim() == 1, "repeat_interleave only accept 1D vector as repeat");
+  TORCH_CHECK(repeats.scalar_type() == at::kLong || repeats.scalar_type() == at::kInt,
+              "\"repeat_interleave\" not implemented for '", repeats.scalar_type(), "'");
+  Tensor host = repeats.cpu().to(at::kLong).contiguous();
+  const int64_t* r = host.data_ptr<int64_t>();
+  std::vector<int64_t> out;
+  for (int64_t i = 0; i < host.numel(); ++i) {
+    TORCH_CHECK(r[i] >= 0, "repeats can not be negative");
+    out.insert(out.end(), size_t(r[i]), i);
+  }
+  TORCH_CHECK(!output_size || *output_size == int64_t(out.size()),
+              "allocated size does not match required size");
+  Tensor result = empty_loom({int64_t(out.size())}, at::kLong);
+  if (!out.empty()) {
+    EngineLock g(engine_mutex());
+    write_host(buffer_of(result), out.data(), out.size() * sizeof(int64_t));
+  }
+  return result;
+}
+
 Tensor masked_select_fn(const Tensor& self, const Tensor& mask) {
   check_operands("masked_select", {self, mask});
   TORCH_CHECK(mask.scalar_type() == at::kBool || mask.scalar_type() == at::kByte,
@@ -448,6 +472,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("nonzero.out", TORCH_FN(nonzero_out));
   m.impl("masked_select", TORCH_FN(masked_select_fn));
   m.impl("masked_scatter_", TORCH_FN(masked_scatter_fn));
+  m.impl("repeat_interleave.Tensor", TORCH_FN(repeat_interleave_fn));
   m.impl("masked_select.out", TORCH_FN(masked_select_out));
 }
 

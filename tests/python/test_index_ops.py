@@ -324,3 +324,16 @@ SCATTER_COMPOSITES = {
 def test_scatter_composites(name):
     check_same(SCATTER_COMPOSITES[name])
     check_same(SCATTER_COMPOSITES[name], torch.float32, TRANSPOSED)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda t, e: torch.repeat_interleave(e.i([2, 0, 3])),
+    lambda t, e: torch.repeat_interleave(t, e.i([1, 0, 2, 1]), dim=0),
+    lambda t, e: torch.repeat_interleave(t, 2, dim=1),
+    lambda t, e: t.repeat_interleave(e.i([2, 1, 0, 1, 1, 3]), 1),
+    lambda t, e: torch.repeat_interleave(e.i([[1]])),
+    lambda t, e: torch.repeat_interleave(e.i([-1])),
+    lambda t, e: torch.repeat_interleave(e.i([2, 1]), output_size=4),
+])
+def test_repeat_interleave(fn):
+    check_same(fn)
