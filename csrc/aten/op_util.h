@@ -52,3 +52,12 @@ void check_now(const at::Tensor& index, int64_t size, bool wrap, bool index_erro
                const std::string& message);
 
 }  // namespace loom::aten
+
+namespace loom::aten {
+
+// The (B..., m, n) matrix product of values a (B..., m, k) and b (B..., k, n), batch dims
+// of size 1 broadcasting: a BLAS extern call for float32/float64, else a generated
+// reduction (ops_linalg.cpp).
+NodeRef product(const NodeRef& a, const NodeRef& b, DType t);
+
+}  // namespace loom::aten

@@ -37,44 +37,88 @@ bool blas_view(const View& v) {
   return d >= 2 && matrix_layout(v.sizes[d - 2], v.sizes[d - 1], v.strides[d - 2], v.strides[d - 1]);
 }
 
-// A batched product of (b, m, k) and (b, k, n) values into a contiguous (b, m, n) storage.
-NodeRef gemm_call(const NodeRef& a, const NodeRef& b, DType t) {
-  const int64_t batch = a->shape[0], m = a->shape[1], k = a->shape[2], n = b->shape[2];
+// A batched product of (B..., m, k) and (B..., k, n) values (a batch dim of size 1 in one
+// operand broadcasts) into a contiguous (B..., m, n) storage.
+NodeRef gemm_call(const NodeRef& a, const NodeRef& b, const Shape& batch, DType t) {
+  const size_t r = batch.size();
+  const int64_t m = a->shape[r], k = a->shape[r + 1], n = b->shape[r + 1];
+  const int64_t count = numel(batch);
+  const Shape a_batch(a->shape.begin(), a->shape.begin() + long(r));
+  const Shape b_batch(b->shape.begin(), b->shape.begin() + long(r));
   auto call = std::make_shared<ExternCall>();
   call->name = "gemm";
-  call->out_nbytes = {std::max<int64_t>(batch * m * n, 1) * itemsize(t)};
+  call->out_nbytes = {std::max<int64_t>(count * m * n, 1) * itemsize(t)};
   call->accepts = [](size_t, const View& v) { return blas_view(v); };
   call->fn = [=](const std::vector<ExternInput>& in, const std::vector<std::shared_ptr<Memory>>& out) {
     const View &va = in[0].view, &vb = in[1].view;
-    MatrixLayout la = *matrix_layout(m, k, va.strides[1], va.strides[2]);
-    MatrixLayout lb = *matrix_layout(k, n, vb.strides[1], vb.strides[2]);
+    MatrixLayout la = *matrix_layout(m, k, va.strides[r], va.strides[r + 1]);
+    MatrixLayout lb = *matrix_layout(k, n, vb.strides[r], vb.strides[r + 1]);
     const int64_t size = itemsize(t);
     auto* pa = static_cast<const char*>(in[0].mem->data) + va.offset * size;
     auto* pb = static_cast<const char*>(in[1].mem->data) + vb.offset * size;
     auto* pc = static_cast<char*>(out[0]->data);
-    for (int64_t i = 0; i < batch; ++i)
-      gemm(t, la.trans, lb.trans, m, n, k, 1.0, pa + i * va.strides[0] * size, la.ld,
-           pb + i * vb.strides[0] * size, lb.ld, 0.0, pc + i * m * n * size, n);
+    std::vector<int64_t> at(r, 0);
+    for (int64_t i = 0; i < count; ++i) {
+      int64_t oa = 0, ob = 0;
+      for (size_t j = 0; j < r; ++j) {
+        if (a_batch[j] != 1) oa += at[j] * va.strides[j];
+        if (b_batch[j] != 1) ob += at[j] * vb.strides[j];
+      }
+      gemm(t, la.trans, lb.trans, m, n, k, 1.0, pa + oa * size, la.ld, pb + ob * size, lb.ld, 0.0,
+           pc + i * m * n * size, n);
+      for (size_t j = r; j-- > 0;) {
+        if (++at[j] < batch[j]) break;
+        at[j] = 0;
+      }
+    }
   };
   return extern_call(call, {a, b})[0];
 }
 
-// The (batch, m, n) product of a (batch, m, k) and b (batch, k, n), in dtype `t`.
+}  // namespace
+
+// The (B..., m, n) product of a (B..., m, k) and b (B..., k, n) in dtype `t`; batch dims
+// of size 1 broadcast.
 NodeRef product(const NodeRef& a, const NodeRef& b, DType t) {
-  const int64_t batch = a->shape[0], m = a->shape[1], k = a->shape[2], n = b->shape[2];
-  if (blas_dtype(t) && k > 0) {
-    NodeRef flat = gemm_call(cast(a, t), cast(b, t), t);
-    return make_node(Op::Load, t, {batch, m, n}, {flat}, View::contiguous({batch, m, n}));
+  const size_t r = a->shape.size() - 2;
+  Shape batch;
+  for (size_t j = 0; j < r; ++j) batch.push_back(std::max(a->shape[j], b->shape[j]));
+  const int64_t m = a->shape[r], k = a->shape[r + 1], n = b->shape[r + 1];
+  Shape out = batch;
+  out.insert(out.end(), {m, n});
+  if (blas_dtype(t) && k > 0 && numel(out) > 0) {
+    NodeRef flat = gemm_call(cast(a, t), cast(b, t), batch, t);
+    return make_node(Op::Load, t, out, {flat}, View::contiguous(out));
   }
   // Generated: sum over k of a[., i, k] * b[., k, j], accumulating reduced floats in float.
   DType acc = is_reduced_float(t) ? DType::Float32 : t;
-  Shape s{batch, m, k, n};
-  NodeRef x = reindex(cast(a, acc), s, IndexMap{{0, 0, 0}, {0, 1, 2, -1}, {1, 1, 1, 0}});
-  NodeRef y = reindex(cast(b, acc), s, IndexMap{{0, 0, 0}, {0, -1, 1, 2}, {1, 0, 1, 1}});
-  NodeRef r = reduce(ReduceKind::Sum, binary(Op::Mul, x, y), {2}, acc);
-  r = reindex(r, {batch, m, n}, IndexMap{{0, 0, 0, 0}, {0, 1, 3}, {1, 1, 1}});
-  return cast(r, t);
+  Shape s = batch;
+  s.insert(s.end(), {m, k, n});
+  IndexMap ma, mb;  // (B..., m, k, n) -> a (B..., m, k) and b (B..., k, n)
+  ma.offs.assign(r + 2, 0);
+  mb.offs.assign(r + 2, 0);
+  for (size_t j = 0; j < r; ++j) {
+    ma.dim_of.push_back(a->shape[j] == 1 ? -1 : int(j));
+    ma.mult.push_back(a->shape[j] == 1 ? 0 : 1);
+    mb.dim_of.push_back(b->shape[j] == 1 ? -1 : int(j));
+    mb.mult.push_back(b->shape[j] == 1 ? 0 : 1);
+  }
+  ma.dim_of.insert(ma.dim_of.end(), {int(r), int(r + 1), -1});
+  ma.mult.insert(ma.mult.end(), {1, 1, 0});
+  mb.dim_of.insert(mb.dim_of.end(), {-1, int(r), int(r + 1)});
+  mb.mult.insert(mb.mult.end(), {0, 1, 1});
+  NodeRef x = reindex(cast(a, acc), s, ma), y = reindex(cast(b, acc), s, mb);
+  NodeRef red = reduce(ReduceKind::Sum, binary(Op::Mul, x, y), {int(r + 1)}, acc);
+  IndexMap drop;  // (B..., m, 1, n) -> (B..., m, n)
+  drop.offs.assign(r + 3, 0);
+  for (size_t j = 0; j < r + 2; ++j) {
+    drop.dim_of.push_back(int(j < r + 1 ? j : j + 1));
+    drop.mult.push_back(1);
+  }
+  return cast(reindex(red, out, drop), t);
 }
+
+namespace {
 
 // A 2-D (or 3-D) tensor's value as (batch, rows, cols).
 NodeRef batched(const Tensor& t) {
