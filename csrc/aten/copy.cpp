@@ -41,9 +41,18 @@ at::Tensor empty_strided(at::IntArrayRef size, at::IntArrayRef stride,
   return empty_loom(size, stride, c10::dtype_or_default(dtype));
 }
 
+// As copy_'s TensorIterator on CPU: dst takes part in broadcasting and must come out of it
+// unchanged, so a mismatch gets CPU's message.
+void check_copy_shapes(const at::Tensor& dst, const at::Tensor& src) {
+  auto shape = at::infer_size_dimvector(dst.sizes(), src.sizes());
+  TORCH_CHECK(dst.sizes().equals(shape), "output with shape ", dst.sizes(),
+              " doesn't match the broadcast shape ", shape);
+}
+
 void copy_host_to_loom(const at::Tensor& src, const at::Tensor& dst) {
   DType dtype = to_loom(dst.scalar_type());
   at::assert_no_internal_overlap(dst);
+  check_copy_shapes(dst, src);
   at::Tensor host = src.to(at::kCPU).resolve_conj().resolve_neg();
   host = host.to(dst.scalar_type()).expand(dst.sizes());
   if (dst.is_neg()) host = host.neg();
@@ -81,8 +90,7 @@ void copy_loom_to_loom(const at::Tensor& src, const at::Tensor& dst) {
   DType dst_dtype = to_loom(dst.scalar_type());
   at::assert_no_internal_overlap(dst);
   at::assert_no_partial_overlap(dst, src);
-  // Raises PyTorch's own message when src does not broadcast to dst.
-  at::inferExpandGeometry_dimvector(src.sizes(), src.strides(), dst.sizes());
+  check_copy_shapes(dst, src);
   if (dst.numel() == 0) return;
 
   EngineLock g(engine_mutex());
