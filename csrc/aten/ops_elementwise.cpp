@@ -1,4 +1,5 @@
 // Elementwise ops: unary, binary, ternary, their in-place and out= forms, fill.
+#include <ATen/Dispatch.h>
 #include <torch/library.h>
 
 #include "aten/op_util.h"
@@ -417,6 +418,9 @@ LOOM_ADDC(addcdiv, Div)
 // --- fill ---
 
 Tensor& fill_scalar(Tensor& self, const c10::Scalar& v) {
+  // As CPU: a value the dtype cannot hold raises ("value cannot be converted ...").
+  AT_DISPATCH_ALL_TYPES_AND3(at::kHalf, at::kBFloat16, at::kBool, self.scalar_type(), "fill_",
+                             [&] { (void)v.to<scalar_t>(); });
   EngineLock g(engine_mutex());
   assign(self, scalar_node(v, out_shape(self), dtype_of(self)));
   return self;

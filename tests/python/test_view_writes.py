@@ -385,8 +385,6 @@ def test_fill_on_expanded_and_overlapping_as_cpu(cpu_and_loom):
     cpu_and_loom(program)
 
 
-@pytest.mark.xfail(strict=True, reason="fill_ does not check that the value fits the dtype "
-                   "(ops_elementwise.cpp fill_scalar); CPU raises")
 @pytest.mark.parametrize("dtype,value", [(torch.uint8, -1.5), (torch.int8, 300),
                                          (torch.uint8, 256), (torch.int16, 1e6)])
 def test_fill_overflow_raises_like_cpu(dtype, value):
@@ -528,8 +526,6 @@ PARTIAL_OVERLAP = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason="in-place/out= elementwise ops do not check partial "
-                   "overlap of output and inputs (ops_elementwise.cpp)")
 @pytest.mark.parametrize("name", list(PARTIAL_OVERLAP))
 def test_partial_overlap_of_output_and_input_raises_like_cpu(name):
     fn = PARTIAL_OVERLAP[name]
@@ -539,13 +535,12 @@ def test_partial_overlap_of_output_and_input_raises_like_cpu(name):
         fn(torch.arange(16.0, device=D))
 
 
-# --- index writes: being implemented elsewhere; fallbacks expected for now ---
+# --- index writes: gathers and scatters on Loom, no fallbacks ---
 
-@pytest.mark.xfail(strict=False, reason="index writes fall back (in progress)")
 class TestIndexWrites:
     @pytest.fixture(autouse=True)
     def no_fallbacks(self, monkeypatch):  # replaces the module's: the test body checks
-        monkeypatch.setenv("LOOM_FALLBACK", "allow")
+        monkeypatch.setenv("LOOM_FALLBACK", "error")
         loom.reset_metrics()
 
     @pytest.mark.parametrize("name", [
