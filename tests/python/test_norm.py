@@ -1,0 +1,90 @@
+"""layer_norm and batch_norm forward/backward (and running statistics) against CPU."""
+import pytest
+import torch
+import torch.nn.functional as F
+
+import loom
+
+D = loom.device
+
+
+def sample(shape, seed, dtype=torch.float32):
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randn(shape, generator=g, dtype=torch.float64) * 2 + 0.5).to(dtype)
+
+
+def check(fn, *inputs, tol=1e-4, wrt=(0,)):
+    outs = []
+    for dev in ("cpu", D):
+        xs = [t.detach().to(dev).requires_grad_(i in wrt) if isinstance(t, torch.Tensor) else t
+              for i, t in enumerate(inputs)]
+        loom.reset_metrics()
+        y = fn(*xs)
+        (y * sample(tuple(y.shape), 99).to(dev)).sum().backward()
+        outs.append([y.detach().cpu()] + [xs[i].grad.cpu() for i in wrt])
+        if dev != "cpu":
+            assert loom.metrics()["fallbacks"] == {}
+    for want, got in zip(*outs):
+        torch.testing.assert_close(got, want, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("shape,normalized", [((4, 8), (8,)), ((2, 3, 6), (6,)), ((2, 3, 4, 5), (4, 5))])
+@pytest.mark.parametrize("affine", [True, False])
+def test_layer_norm(shape, normalized, affine):
+    w = sample(normalized, 1) if affine else None
+    b = sample(normalized, 2) if affine else None
+    check(lambda x, w, b: F.layer_norm(x, normalized, w, b), sample(shape, 3), w, b,
+          wrt=(0, 1, 2) if affine else (0,))
+
+
+def test_layer_norm_transposed_input():
+    check(lambda x: F.layer_norm(x.t(), (4,)), sample((4, 6), 4))
+
+
+@pytest.mark.parametrize("shape", [(8, 3), (4, 3, 5), (4, 3, 5, 6)])
+@pytest.mark.parametrize("affine", [True, False])
+def test_batch_norm_training(shape, affine):
+    c = shape[1]
+    w = sample((c,), 5) if affine else None
+    b = sample((c,), 6) if affine else None
+    rm = {dev: torch.zeros(c, device=dev) for dev in ("cpu", D)}
+    rv = {dev: torch.ones(c, device=dev) for dev in ("cpu", D)}
+
+    def fn(x, w, b):
+        dev = "cpu" if x.device.type == "cpu" else D
+        return F.batch_norm(x, rm[dev], rv[dev], w, b, training=True, momentum=0.2)
+
+    check(fn, sample(shape, 7), w, b, wrt=(0, 1, 2) if affine else (0,))
+    torch.testing.assert_close(rm[D].cpu(), rm["cpu"], rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(rv[D].cpu(), rv["cpu"], rtol=1e-5, atol=1e-5)
+
+
+def test_batch_norm_eval():
+    rm, rv = sample((3,), 8), sample((3,), 9).abs() + 0.5
+    check(lambda x, w, b: F.batch_norm(x, rm.to(x.device), rv.to(x.device), w, b, training=False),
+          sample((4, 3, 5), 10), sample((3,), 11), sample((3,), 12), wrt=(0, 1, 2))
+
+
+def test_batch_norm_module_trains():
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3, padding=1), torch.nn.BatchNorm2d(4),
+                              torch.nn.ReLU(), torch.nn.Flatten(), torch.nn.Linear(4 * 5 * 5, 3))
+    x, y = sample((6, 3, 5, 5), 13), torch.tensor([0, 1, 2, 0, 1, 2])
+    state, losses = {k: v.clone() for k, v in net.state_dict().items()}, {}
+    for dev in ("cpu", D):
+        net.load_state_dict(state)
+        m = net.to(dev)
+        opt = torch.optim.SGD(m.parameters(), lr=0.05, momentum=0.9, nesterov=True, foreach=True)
+        out = []
+        for _ in range(3):
+            opt.zero_grad()
+            loss = F.cross_entropy(m(x.to(dev)), y.to(dev), label_smoothing=0.2)
+            loss.backward()
+            opt.step()
+            out.append(loss.item())
+        m.eval()
+        out.append(F.cross_entropy(m(x.to(dev)), y.to(dev)).item())
+        m.train()
+        losses[dev] = out
+        net = net.cpu()
+    torch.testing.assert_close(torch.tensor(losses[D]), torch.tensor(losses["cpu"]), rtol=1e-4, atol=1e-4)
