@@ -65,7 +65,8 @@ test: build
 	exit $$rc
 
 demo: build
-	PYTHONPATH=python $(PYTHON) examples/demo.py
+	PYTHONPATH=python $(PYTHON) examples/train_cifar.py --device cpu --steps 5
+	PYTHONPATH=python $(PYTHON) examples/train_cifar.py --device loom --steps 5
 
 bench: build
 	PYTHONPATH=python $(PYTHON) bench/run.py
