@@ -72,10 +72,6 @@ NodeRef silu_backward(const NodeRef& dy, const NodeRef& x) {
 }
 
 NodeRef mish(const NodeRef& x) { return x * tanh(log1p(exp(x))); }
-NodeRef mish_backward(const NodeRef& dy, const NodeRef& x) {
-  NodeRef s = sigmoid(x), t = tanh(log1p(exp(x)));
-  return dy * (t + x * s * (1.0 - t * t));
-}
 
 NodeRef softplus(const NodeRef& x, const Scalar& beta, const Scalar& threshold) {
   NodeRef xb = x * arg(beta, x);
@@ -162,24 +158,28 @@ Tensor& gelu_backward_out(const Tensor& dy, const Tensor& self, c10::string_view
 
 // --- activations without arguments: silu, mish, hardswish, hardsigmoid ---
 
-#define LOOM_ACTIVATION(name)                                                        \
-  Tensor name##_fn(const Tensor& self) {                                             \
-    Tensor meta = at::name(to_meta(self));                                           \
-    check_floating(#name, self.scalar_type());                                       \
-    return pointwise_result(meta, {self}, [](const V& v) { return name(v[0]); });    \
-  }                                                                                  \
-  Tensor& name##_ip(Tensor& self) {                                                  \
-    Tensor m = to_meta(self);                                                        \
-    at::name##_(m);                                                                  \
-    check_floating(#name, self.scalar_type());                                       \
-    return pointwise_into(self, {self}, [](const V& v) { return name(v[0]); });      \
-  }                                                                                  \
-  Tensor& name##_out(const Tensor& self, Tensor& out) {                              \
-    Tensor meta = at::name(to_meta(self));                                           \
-    check_floating(#name, self.scalar_type());                                       \
-    resize_as_meta(out, meta);                                                       \
-    return pointwise_into(out, {self}, [](const V& v) { return name(v[0]); });       \
-  }                                                                                  \
+#define LOOM_ACTIVATION(name)                                                     \
+  Tensor name##_fn(const Tensor& self) {                                          \
+    Tensor meta = at::name(to_meta(self));                                        \
+    check_floating(#name, self.scalar_type());                                    \
+    return pointwise_result(meta, {self}, [](const V& v) { return name(v[0]); }); \
+  }                                                                               \
+  Tensor& name##_ip(Tensor& self) {                                               \
+    Tensor m = to_meta(self);                                                     \
+    at::name##_(m);                                                               \
+    check_floating(#name, self.scalar_type());                                    \
+    return pointwise_into(self, {self}, [](const V& v) { return name(v[0]); });   \
+  }                                                                               \
+  Tensor& name##_out(const Tensor& self, Tensor& out) {                           \
+    Tensor meta = at::name(to_meta(self));                                        \
+    check_floating(#name, self.scalar_type());                                    \
+    resize_as_meta(out, meta);                                                    \
+    return pointwise_into(out, {self}, [](const V& v) { return name(v[0]); });    \
+  }
+
+// silu_backward and mish_backward are CompositeImplicitAutograd: a Loom kernel would hide
+// the composite from autograd (double backward), so only silu's out= form is Loom's.
+#define LOOM_ACTIVATION_BACKWARD(name)                                               \
   Tensor name##_backward_fn(const Tensor& dy, const Tensor& self) {                  \
     Tensor meta = at::name##_backward(to_meta(dy), to_meta(self));                   \
     check_floating(#name "_backward", meta.scalar_type());                           \
@@ -200,6 +200,8 @@ LOOM_ACTIVATION(silu)
 LOOM_ACTIVATION(mish)
 LOOM_ACTIVATION(hardswish)
 LOOM_ACTIVATION(hardsigmoid)
+LOOM_ACTIVATION_BACKWARD(hardswish)
+LOOM_ACTIVATION_BACKWARD(hardsigmoid)
 LOOM_ACTIVATION_BACKWARD_OUT(silu)
 LOOM_ACTIVATION_BACKWARD_OUT(hardswish)
 LOOM_ACTIVATION_BACKWARD_OUT(hardsigmoid)
@@ -541,15 +543,16 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("gelu.out", TORCH_FN(gelu_out));
   m.impl("gelu_backward", TORCH_FN(gelu_backward_fn));
   m.impl("gelu_backward.grad_input", TORCH_FN(gelu_backward_out));
-#define REG_ACTIVATION(name)                  \
-  m.impl(#name, TORCH_FN(name##_fn));         \
-  m.impl(#name "_", TORCH_FN(name##_ip));     \
-  m.impl(#name ".out", TORCH_FN(name##_out)); \
-  m.impl(#name "_backward", TORCH_FN(name##_backward_fn));
+#define REG_ACTIVATION(name)              \
+  m.impl(#name, TORCH_FN(name##_fn));     \
+  m.impl(#name "_", TORCH_FN(name##_ip)); \
+  m.impl(#name ".out", TORCH_FN(name##_out));
   REG_ACTIVATION(silu)
   REG_ACTIVATION(mish)
   REG_ACTIVATION(hardswish)
   REG_ACTIVATION(hardsigmoid)
+  m.impl("hardswish_backward", TORCH_FN(hardswish_backward_fn));
+  m.impl("hardsigmoid_backward", TORCH_FN(hardsigmoid_backward_fn));
   m.impl("silu_backward.grad_input", TORCH_FN(silu_backward_out));
   m.impl("hardswish_backward.out", TORCH_FN(hardswish_backward_out));
   m.impl("hardsigmoid_backward.grad_input", TORCH_FN(hardsigmoid_backward_out));
