@@ -16,9 +16,11 @@ c10::optional<at::Tensor> to_meta(const c10::optional<at::Tensor>& t) {
 }
 
 NodeRef scalar_node(const c10::Scalar& s, const Shape& shape, DType dtype) {
-  Scalar v = s.isFloatingPoint() ? Scalar::of_float(s.toDouble())
-             : s.isBoolean()     ? Scalar::of_int(s.toBool())
-                                 : Scalar::of_int(s.toLong());
+  c10::complex<double> z = s.isComplex() ? s.toComplexDouble() : c10::complex<double>();
+  Scalar v = s.isComplex()         ? Scalar::of_complex(z.real(), z.imag())
+             : s.isFloatingPoint() ? Scalar::of_float(s.toDouble())
+             : s.isBoolean()       ? Scalar::of_int(s.toBool())
+                                   : Scalar::of_int(s.toLong());
   return constant(v, dtype, shape);
 }
 
@@ -45,6 +47,11 @@ void match_out(at::Tensor& out, const at::Tensor& meta_out) {
 
 void assign(const at::Tensor& dst, const NodeRef& value) {
   write_tensor(dst, cast(value, to_loom(dst.scalar_type())));
+}
+
+void check_not_complex(const char* kernel, c10::ScalarType t) {
+  TORCH_CHECK(!at::isComplexType(t), "\"", kernel, "\" not implemented for '", c10::toString(t),
+              "'");
 }
 
 void check_operands(const char* op, std::initializer_list<at::Tensor> ts) {

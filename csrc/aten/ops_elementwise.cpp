@@ -1,4 +1,5 @@
 // Elementwise ops: unary, binary, ternary, their in-place and out= forms, fill.
+#include <ATen/Dispatch.h>
 #include <torch/library.h>
 
 #include "aten/op_util.h"
@@ -12,12 +13,52 @@ using at::Tensor;
 Shape out_shape(const Tensor& t) { return shape_of(t.sizes()); }
 DType dtype_of(const Tensor& t) { return to_loom(t.scalar_type()); }
 
-// Predicates (isnan, comparisons, logical ops) compute in their inputs' dtype; everything
-// else computes in the result dtype, as TensorIterator promotes.
-DType compute_dtype(DType result, DType common) { return result == DType::Bool ? common : result; }
+// Predicates (isnan, comparisons, logical ops) compute in their inputs' dtype, and so does
+// abs of a complex value (its result is real); everything else computes in the result
+// dtype, as TensorIterator promotes.
+DType compute_dtype(DType result, DType common) {
+  if (result == DType::Bool || (is_complex(common) && !is_complex(result))) return common;
+  return result;
+}
+
+// The CPU's kernel name for the ops that it has no complex kernel for although their meta
+// functions accept complex arguments; nullptr for the others.
+const char* cpu_kernel_without_complex(Op op) {
+  switch (op) {
+    case Op::Exp2: return "exp2";
+    case Op::Expm1: return "expm1_vml_cpu";
+    case Op::Log1p: return "log1p_vml_cpu";
+    case Op::Erf: return "erf_vml_cpu";
+    case Op::Round: return "round_vml_cpu";
+    case Op::Frac: return "frac_cpu";
+    case Op::BitwiseNot: return "bitwise_not_cpu";
+    case Op::Remainder: return "remainder_cpu";
+    case Op::Fmod: return "fmod_cpu";
+    case Op::Atan2: return "atan2_cpu";
+    case Op::Lt: return "lt_cpu";
+    case Op::Le: return "le_cpu";
+    case Op::Gt: return "gt_cpu";
+    case Op::Ge: return "ge_cpu";
+    case Op::BitAnd: return "bitwise_and_cpu";
+    case Op::BitOr: return "bitwise_or_cpu";
+    case Op::BitXor: return "bitwise_xor_cpu";
+    case Op::Shl: return "lshift_cpu";
+    case Op::Shr: return "rshift_cpu";
+    case Op::TruncDiv: return "div_trunc_cpu";
+    case Op::FloorDiv: return "div_floor_cpu";
+    default: return nullptr;
+  }
+}
+
+void check_complex_support(Op op, DType compute) {
+  if (!is_complex(compute)) return;
+  TORCH_CHECK(op != Op::Relu, "clamp is not supported for complex types");
+  if (const char* kernel = cpu_kernel_without_complex(op)) check_not_complex(kernel, to_aten(compute));
+}
 
 NodeRef unary_value(Op op, const Tensor& self, const Shape& shape, DType result) {
   DType compute = compute_dtype(result, dtype_of(self));
+  check_complex_support(op, compute);
   NodeRef v = operand(self, shape, compute);
   switch (op) {
     case Op::Abs: case Op::Neg: case Op::Sign: case Op::Relu:
@@ -70,7 +111,8 @@ Tensor& unary_into(Op op, const Tensor& self, Tensor& out, const Tensor& meta_fn
   X(cos, Cos) X(tan, Tan) X(asin, Asin) X(acos, Acos) X(atan, Atan) X(sinh, Sinh)        \
   X(cosh, Cosh) X(tanh, Tanh) X(sigmoid, Sigmoid) X(erf, Erf) X(floor, Floor)             \
   X(ceil, Ceil) X(round, Round) X(trunc, Trunc) X(frac, Frac) X(sign, Sign)              \
-  X(reciprocal, Reciprocal) X(logical_not, LogicalNot) X(bitwise_not, BitwiseNot)
+  X(reciprocal, Reciprocal) X(logical_not, LogicalNot) X(bitwise_not, BitwiseNot)          \
+  X(sgn, Sign)
 
 LOOM_UNARY_OPS(LOOM_UNARY)
 LOOM_UNARY_NO_INPLACE(isnan, IsNan)
@@ -90,6 +132,7 @@ Tensor isinf_fn(const Tensor& self) {
 NodeRef binary_value(Op op, const Tensor& a, const Tensor& b, const Shape& shape, DType result) {
   DType common = to_loom(at::result_type(a, b));
   DType compute = compute_dtype(result, common);
+  check_complex_support(op, compute);
   return binary(op, operand(a, shape, compute), operand(b, shape, compute));
 }
 
@@ -239,6 +282,60 @@ Tensor& floor_divide_ip(Tensor& a, const Tensor& b) { return div_mode_ip(a, b, "
 
 Tensor pow_scalar_base(const c10::Scalar& a, const Tensor& b) { return pow_fn(wrap(a), b); }
 
+// pow with a Scalar exponent. Complex results take the CPU's shortcuts for the exponents
+// 0, 1, 2, 3, -2, 0.5, -0.5 and -1 (products, sqrt and reciprocals are exact where the
+// general complex power exp(e * log(x)) is not).
+NodeRef pow_scalar_value(const Tensor& a, const c10::Scalar& e, const Shape& s, DType r) {
+  if (!is_complex(r)) return binary_value(Op::Pow, a, wrap(e), s, r);
+  NodeRef x = operand(a, s, r);
+  if (e.equal(0.0)) return constant(Scalar::of_int(1), r, s);
+  if (e.equal(1.0)) return x;
+  if (e.equal(2.0)) return binary(Op::Mul, x, x);
+  if (e.equal(3.0)) return binary(Op::Mul, binary(Op::Mul, x, x), x);
+  if (e.equal(-2.0)) return unary(Op::Reciprocal, binary(Op::Mul, x, x));
+  if (e.equal(0.5)) return unary(Op::Sqrt, x);
+  if (e.equal(-0.5)) return unary(Op::Rsqrt, x);
+  if (e.equal(-1.0)) return unary(Op::Reciprocal, x);
+  return binary(Op::Pow, x, scalar_node(e, s, r));
+}
+Tensor pow_s_fn(const Tensor& a, const c10::Scalar& e) {
+  return functional([&] { return at::pow(to_meta(a), e); },
+                    [&](const Shape& s, DType r) { return pow_scalar_value(a, e, s, r); });
+}
+Tensor& pow_s_ip(Tensor& a, const c10::Scalar& e) {
+  Tensor ma = to_meta(a);
+  Tensor r = at::pow(ma, e);
+  ma.pow_(e);
+  return into(a, [&] { return r; },
+              [&](const Shape& s, DType t) { return pow_scalar_value(a, e, s, t); });
+}
+Tensor& pow_s_out(const Tensor& a, const c10::Scalar& e, Tensor& out) {
+  Tensor ma = to_meta(a), mo = to_meta(out);
+  at::pow_outf(ma, e, mo);
+  match_out(out, mo);
+  return into(out, [&] { return at::pow(ma, e); },
+              [&](const Shape& s, DType t) { return pow_scalar_value(a, e, s, t); });
+}
+
+// conj_physical: the conjugate in memory (a copy for real tensors). Its out= form has no
+// meta function: out takes the layout empty_like gives, as TensorIterator's would be.
+Tensor& conj_physical_out(const Tensor& self, Tensor& out) {
+  check_operands("conj_physical", {self});
+  TORCH_CHECK(at::canCast(self.scalar_type(), out.scalar_type()), "result type ",
+              self.scalar_type(), " can't be cast to the desired output type ", out.scalar_type());
+  match_out(out, at::empty_like(to_meta(self)));
+  EngineLock g(engine_mutex());
+  NodeRef v = read_tensor(self);
+  assign(out, self.is_complex() ? unary(Op::Conj, v) : v);
+  return out;
+}
+Tensor& conj_physical_ip(Tensor& self) {
+  if (!self.is_complex()) return self;
+  EngineLock g(engine_mutex());
+  write_tensor(self, unary(Op::Conj, read_tensor(self)));
+  return self;
+}
+
 // --- ternary ---
 
 NodeRef where_value(const Tensor& c, const Tensor& a, const Tensor& b, const Shape& s, DType r) {
@@ -324,7 +421,8 @@ NodeRef lerp_value(const Tensor& a, const Tensor& b, const Tensor& w, const Shap
   NodeRef half = constant(Scalar::of_float(0.5), r, s), one = constant(Scalar::of_int(1), r, s);
   NodeRef lo = binary(Op::Add, x, binary(Op::Mul, t, diff));
   NodeRef hi = binary(Op::Sub, y, binary(Op::Mul, diff, binary(Op::Sub, one, t)));
-  NodeRef small = binary(Op::Lt, unary(Op::Abs, t), half);
+  NodeRef size = unary(Op::Abs, t);  // real for a complex weight
+  NodeRef small = binary(Op::Lt, size, cast(half, size->dtype));
   return where(small, lo, hi);
 }
 Tensor lerp_t_fn(const Tensor& a, const Tensor& b, const Tensor& w) {
@@ -373,6 +471,10 @@ LOOM_ADDC(addcdiv, Div)
 // --- fill ---
 
 Tensor& fill_scalar(Tensor& self, const c10::Scalar& v) {
+  // The CPU's conversion check: a complex value into a real tensor, or an integer that
+  // does not fit, raises "value cannot be converted to type ... without overflow".
+  AT_DISPATCH_ALL_TYPES_AND_COMPLEX_AND3(at::kBool, at::kHalf, at::kBFloat16, self.scalar_type(),
+                                         "fill_loom", [&] { (void)v.to<scalar_t>(); });
   EngineLock g(engine_mutex());
   assign(self, scalar_node(v, out_shape(self), dtype_of(self)));
   return self;
@@ -380,6 +482,7 @@ Tensor& fill_scalar(Tensor& self, const c10::Scalar& v) {
 Tensor& fill_tensor(Tensor& self, const Tensor& v) {
   TORCH_CHECK(v.dim() == 0, "fill_ only supports 0-dimension value tensor but got tensor with ",
               v.dim(), " dimensions.");
+  if (v.is_complex() && !self.is_complex()) return fill_scalar(self, v.item());
   EngineLock g(engine_mutex());
   assign(self, operand(v, out_shape(self), dtype_of(self)));
   return self;
@@ -449,9 +552,11 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("pow.Tensor_Tensor", pow_fn);
   m.impl("pow_.Tensor", pow_ip);
   m.impl("pow.Tensor_Tensor_out", pow_out);
-  m.impl("pow.Tensor_Scalar", pow_fn_s);
-  m.impl("pow_.Scalar", pow_ip_s);
-  m.impl("pow.Tensor_Scalar_out", pow_out_s);
+  m.impl("pow.Tensor_Scalar", pow_s_fn);
+  m.impl("pow_.Scalar", pow_s_ip);
+  m.impl("pow.Tensor_Scalar_out", pow_s_out);
+  m.impl("conj_physical.out", conj_physical_out);
+  m.impl("conj_physical_", conj_physical_ip);
   m.impl("pow.Scalar", pow_scalar_base);
   m.impl("add.Tensor", add_fn);
   m.impl("add_.Tensor", add_ip);

@@ -23,8 +23,13 @@ bool is_mask(const Tensor& t) {
   return t.scalar_type() == at::kBool || t.scalar_type() == at::kByte;
 }
 
-// True when the element at `p` (of dtype t) is nonzero; floats ignore the sign bit.
+// True when the element at `p` (of dtype t) is nonzero; floats ignore the sign bit, and a
+// complex element is nonzero when either part is.
 bool element_nonzero(const char* p, c10::ScalarType t) {
+  if (at::isComplexType(t)) {
+    c10::ScalarType part = c10::toRealValueType(t);
+    return element_nonzero(p, part) || element_nonzero(p + c10::elementSize(part), part);
+  }
   uint64_t bits = 0;
   size_t n = c10::elementSize(t);
   std::memcpy(&bits, p, n);

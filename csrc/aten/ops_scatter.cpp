@@ -191,6 +191,10 @@ Tensor& scatter_reduce_two_into(const Tensor& self, int64_t dim, const Tensor& i
   check_operands("scatter_reduce", {self, index, src});
   Tensor meta = at::scatter_reduce(to_meta(self), dim, to_meta(index), to_meta(src), reduce,
                                    include_self);
+  if (reduce == "amax" || reduce == "amin") {
+    std::string kernel = "scatter_gather_tensor_cpu_reduce_" + std::string(reduce);
+    check_not_complex(kernel.c_str(), self.scalar_type());
+  }
   {
     EngineLock g(engine_mutex());
     start_from(out, self, meta, {index, src});
@@ -208,7 +212,7 @@ Tensor& scatter_reduce_two_into(const Tensor& self, int64_t dim, const Tensor& i
     Tensor count = include_self ? at::ones_like(out) : at::zeros_like(out);
     count.scatter_add_(dim, index, at::ones_like(src));
     count.masked_fill_(count == 0, 1);
-    if (out.is_floating_point())
+    if (out.is_floating_point() || out.is_complex())
       out.div_(count);
     else
       out.div_(count, "floor");
