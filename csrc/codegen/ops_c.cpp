@@ -70,6 +70,8 @@ static inline double loom_i2d(int64_t i) { union { int64_t i; double d; } u; u.i
   static inline T _Complex loom_csgn##s(T _Complex x) { \
     T r = loom_cabs##s(x); return r == 0 ? 0 : __builtin_complex(__real__ x / r, __imag__ x / r); }
 LOOM_COMPLEX(float, f) LOOM_COMPLEX(double, )
+typedef _Complex _Float16 loom_chalf;
+static inline float _Complex loom_rch(float _Complex z) { return (float _Complex)(loom_chalf)z; }
 static inline void loom_fault(int64_t* f, int64_t check, int64_t value) {
   int64_t none = 0;
   if (__atomic_compare_exchange_n(&f[0], &none, -1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
@@ -103,10 +105,10 @@ std::string int_helper(const char* name, DType t) {
 
 // A <complex.h> function as its GCC builtin (no header needed), or a prelude helper.
 std::string cfn(const char* name, DType t) {
-  return std::string("__builtin_") + name + (t == DType::Complex64 ? "f" : "");
+  return std::string("__builtin_") + name + (t != DType::Complex128 ? "f" : "");
 }
 std::string chelper(const char* name, DType t) {
-  return std::string("loom_") + name + (t == DType::Complex64 ? "f" : "");
+  return std::string("loom_") + name + (t != DType::Complex128 ? "f" : "");
 }
 
 // Elementwise ops on complex arguments; the ops CPU PyTorch has no complex kernel for are
@@ -174,16 +176,21 @@ std::string c_complex_op(Op op, DType in, const std::vector<std::string>& a) {
 
 }  // namespace
 
-std::string c_storage_type(DType t) { return t == DType::Float16 ? "loom_half" : storage_ctype(t); }
+std::string c_storage_type(DType t) {
+  if (t == DType::Float16) return "loom_half";
+  return t == DType::Complex32 ? "loom_chalf" : storage_ctype(t);
+}
 
 std::string c_load(DType t, const std::string& lv) {
   if (t == DType::Float16) return "(float)" + lv;
+  if (t == DType::Complex32) return "(float _Complex)" + lv;
   if (t == DType::BFloat16) return "loom_bf2f(" + lv + ")";
   return lv;
 }
 
 std::string c_store(DType t, const std::string& v) {
   if (t == DType::Float16) return "(loom_half)(" + v + ")";
+  if (t == DType::Complex32) return "(loom_chalf)(" + v + ")";
   if (t == DType::BFloat16) return "loom_f2bf(" + v + ")";
   if (t == DType::Bool) return "(uint8_t)((" + v + ") != 0)";
   return "(" + std::string(storage_ctype(t)) + ")(" + v + ")";
@@ -191,8 +198,12 @@ std::string c_store(DType t, const std::string& v) {
 
 std::string c_cast(DType from, DType to, const std::string& a) {
   if (from == to) return a;
+  // PyTorch converts a complex value to any real dtype, bool included, by its real part.
+  if (is_complex(from) && !is_complex(to))
+    return c_cast(real_part_dtype(from), to, cfn("creal", from) + "(" + a + ")");
   if (to == DType::Bool) return "(uint8_t)((" + a + ") != 0)";
   if (to == DType::Float16) return "loom_rh((float)(" + a + "))";
+  if (to == DType::Complex32) return "loom_rch((float _Complex)(" + a + "))";
   if (to == DType::BFloat16) return "loom_rb((float)(" + a + "))";
   return "(" + std::string(compute_ctype(to)) + ")(" + a + ")";
 }
@@ -205,6 +216,8 @@ std::string c_op(Op op, DType in, DType out, const std::vector<std::string>& a) 
   if (is_complex(in)) {
     e = c_complex_op(op, in, a);
     if (out == DType::Bool) return "(uint8_t)((" + e + ") != 0)";
+    if (out == DType::Complex32) return "loom_rch(" + e + ")";
+    if (out == DType::Float16) return "loom_rh(" + e + ")";
     return "(" + std::string(compute_ctype(out)) + ")(" + e + ")";
   }
   switch (op) {

@@ -19,6 +19,7 @@ namespace loom {
   X(BFloat16, uint16_t, float, 2)              \
   X(Float32, float, float, 4)                  \
   X(Float64, double, double, 8)                \
+  X(Complex32, _Complex _Float16, float _Complex, 4) \
   X(Complex64, float _Complex, float _Complex, 8) \
   X(Complex128, double _Complex, double _Complex, 16)
 
@@ -33,14 +34,14 @@ const char* dtype_name(DType t);
 const char* storage_ctype(DType t);  // how an element is kept in memory
 const char* compute_ctype(DType t);  // what generated code computes it in
 inline bool is_floating(DType t) { return t >= DType::Float16 && t <= DType::Float64; }
-inline bool is_complex(DType t) { return t >= DType::Complex64; }
+inline bool is_complex(DType t) { return t >= DType::Complex32; }
 inline bool is_integral(DType t) { return t <= DType::Int64; }  // bool included
 inline bool is_reduced_float(DType t) { return t == DType::Float16 || t == DType::BFloat16; }
 inline bool is_signed(DType t) { return t >= DType::Int8; }
 
 // The real dtype of a complex dtype's parts; other dtypes map to themselves.
 DType real_part_dtype(DType t);
-// The complex dtype whose parts are `t` (Float16 and BFloat16 have none: Complex64).
+// The complex dtype whose parts are `t` (BFloat16 has none: Complex64).
 DType complex_of(DType t);
 
 // A host scalar: an exact int64, or a double with an imaginary part `im` (0 for reals).

@@ -62,7 +62,7 @@ void check(bool ok, const char* what) {
 Scalar normalize(const Scalar& s, DType t) {
   if (is_complex(t)) return Scalar::of_complex(s.to_double(), s.is_int ? 0.0 : s.im);
   if (is_floating(t)) return Scalar::of_float(s.to_double());
-  if (t == DType::Bool) return Scalar::of_int(s.is_int ? s.i != 0 : s.f != 0 || s.im != 0);
+  if (t == DType::Bool) return Scalar::of_int(s.is_int ? s.i != 0 : s.f != 0);
   return Scalar::of_int(s.is_int ? s.i : int64_t(s.f));
 }
 
