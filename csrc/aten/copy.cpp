@@ -131,7 +131,8 @@ c10::Scalar local_scalar_dense(const at::Tensor& self) {
   auto* p = storage_bytes(self) +
             self.storage_offset() * self.element_size();
   c10::Scalar result;
-  AT_DISPATCH_ALL_TYPES_AND_COMPLEX_AND3(at::kHalf, at::kBool, at::kBFloat16, self.scalar_type(),
+  AT_DISPATCH_ALL_TYPES_AND_COMPLEX_AND4(at::kHalf, at::kBool, at::kBFloat16, at::kComplexHalf,
+                                         self.scalar_type(),
                                          "_local_scalar_dense_loom", [&] {
                                            scalar_t value;
                                            std::memcpy(&value, p, sizeof(scalar_t));

@@ -1,5 +1,7 @@
 #include "aten/op_util.h"
 
+#include <ATen/Dispatch.h>
+
 namespace loom::aten {
 
 at::Tensor to_meta(const at::Tensor& t) {
@@ -52,6 +54,11 @@ void assign(const at::Tensor& dst, const NodeRef& value) {
 void check_not_complex(const char* kernel, c10::ScalarType t) {
   TORCH_CHECK(!at::isComplexType(t), "\"", kernel, "\" not implemented for '", c10::toString(t),
               "'");
+}
+
+void check_scalar_fits(const c10::Scalar& v, c10::ScalarType t) {
+  AT_DISPATCH_ALL_TYPES_AND_COMPLEX_AND4(at::kBool, at::kHalf, at::kBFloat16, at::kComplexHalf, t,
+                                         "loom_scalar_fits", [&] { (void)v.to<scalar_t>(); });
 }
 
 void check_operands(const char* op, std::initializer_list<at::Tensor> ts) {

@@ -1,5 +1,4 @@
 // Elementwise ops: unary, binary, ternary, their in-place and out= forms, fill.
-#include <ATen/Dispatch.h>
 #include <torch/library.h>
 
 #include "aten/op_util.h"
@@ -70,9 +69,18 @@ NodeRef unary_value(Op op, const Tensor& self, const Shape& shape, DType result)
   return v;
 }
 
+// The layout the CPU's TensorIterator gives a fresh result over these operands, with the
+// meta result's dtype: some meta functions (logical_not, logical_and, isinf: those that
+// build their result as empty(0) and call their out= form) return it contiguous instead.
+Tensor iterator_layout(const Tensor& meta, const Tensor& a, const Tensor& b = Tensor()) {
+  Tensor l = b.defined() ? at::mul(to_meta(a), to_meta(b)) : to_meta(a);
+  if (l.sizes() != meta.sizes() || meta.numel() == 0) return meta;
+  return at::empty_like(l, meta.options());
+}
+
 Tensor unary_fn(Op op, const Tensor& self, const Tensor& meta) {
   EngineLock g(engine_mutex());
-  Tensor out = result_like(meta);
+  Tensor out = result_like(iterator_layout(meta, self));
   assign(out, unary_value(op, self, out_shape(out), dtype_of(meta)));
   return out;
 }
@@ -144,10 +152,17 @@ NodeRef scaled(const NodeRef& v, const c10::Scalar& alpha) {
   return binary(Op::Mul, scalar_node(alpha, v->shape, v->dtype), v);
 }
 
+// NOTE: the CPU adds complex values as a + alpha * b, with the complex product even when
+// alpha is 1 (and subtracts as a + (-alpha) * b), so an infinite part of b meets a zero
+// part of alpha: (2-3j) + (-inf-infj) is nan+nanj there. Loom computes the same.
 NodeRef add_value(Op op, const Tensor& a, const Tensor& b, const c10::Scalar& alpha,
                   const Shape& shape, DType result) {
-  NodeRef x = operand(a, shape, result), y = scaled(operand(b, shape, result), alpha);
-  return binary(op, x, y);
+  NodeRef x = operand(a, shape, result), y = operand(b, shape, result);
+  if (is_complex(result)) {
+    c10::Scalar k = op == Op::Sub ? c10::Scalar(-alpha.toComplexDouble()) : alpha;
+    return binary(Op::Add, x, binary(Op::Mul, scalar_node(k, shape, result), y));
+  }
+  return binary(op, x, scaled(y, alpha));
 }
 
 Tensor wrap(const c10::Scalar& s) {
@@ -177,7 +192,7 @@ Tensor& into(Tensor& out, MetaFn meta_fn, ValueFn value) {
 
 #define LOOM_BINARY(name, OP)                                                              \
   Tensor name##_fn(const Tensor& a, const Tensor& b) {                                     \
-    return functional([&] { return at::name(to_meta(a), to_meta(b)); },                    \
+    return functional([&] { return iterator_layout(at::name(to_meta(a), to_meta(b)), a, b); }, \
                       [&](const Shape& s, DType r) { return binary_value(Op::OP, a, b, s, r); }); \
   }                                                                                        \
   Tensor& name##_ip(Tensor& a, const Tensor& b) {                                          \
@@ -279,6 +294,9 @@ Tensor& div_mode_out(const Tensor& a, const Tensor& b, c10::optional<c10::string
 }
 Tensor floor_divide_fn(const Tensor& a, const Tensor& b) { return div_mode_fn(a, b, "floor"); }
 Tensor& floor_divide_ip(Tensor& a, const Tensor& b) { return div_mode_ip(a, b, "floor"); }
+Tensor& floor_divide_out(const Tensor& a, const Tensor& b, Tensor& out) {
+  return div_mode_out(a, b, "floor", out);
+}
 
 Tensor pow_scalar_base(const c10::Scalar& a, const Tensor& b) { return pow_fn(wrap(a), b); }
 
@@ -317,24 +335,6 @@ Tensor& pow_s_out(const Tensor& a, const c10::Scalar& e, Tensor& out) {
               [&](const Shape& s, DType t) { return pow_scalar_value(a, e, s, t); });
 }
 
-// conj_physical: the conjugate in memory (a copy for real tensors). Its out= form has no
-// meta function: out takes the layout empty_like gives, as TensorIterator's would be.
-Tensor& conj_physical_out(const Tensor& self, Tensor& out) {
-  check_operands("conj_physical", {self});
-  TORCH_CHECK(at::canCast(self.scalar_type(), out.scalar_type()), "result type ",
-              self.scalar_type(), " can't be cast to the desired output type ", out.scalar_type());
-  match_out(out, at::empty_like(to_meta(self)));
-  EngineLock g(engine_mutex());
-  NodeRef v = read_tensor(self);
-  assign(out, self.is_complex() ? unary(Op::Conj, v) : v);
-  return out;
-}
-Tensor& conj_physical_ip(Tensor& self) {
-  if (!self.is_complex()) return self;
-  EngineLock g(engine_mutex());
-  write_tensor(self, unary(Op::Conj, read_tensor(self)));
-  return self;
-}
 
 // --- ternary ---
 
@@ -471,10 +471,7 @@ LOOM_ADDC(addcdiv, Div)
 // --- fill ---
 
 Tensor& fill_scalar(Tensor& self, const c10::Scalar& v) {
-  // The CPU's conversion check: a complex value into a real tensor, or an integer that
-  // does not fit, raises "value cannot be converted to type ... without overflow".
-  AT_DISPATCH_ALL_TYPES_AND_COMPLEX_AND3(at::kBool, at::kHalf, at::kBFloat16, self.scalar_type(),
-                                         "fill_loom", [&] { (void)v.to<scalar_t>(); });
+  check_scalar_fits(v, self.scalar_type());
   EngineLock g(engine_mutex());
   assign(self, scalar_node(v, out_shape(self), dtype_of(self)));
   return self;
@@ -555,8 +552,6 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("pow.Tensor_Scalar", pow_s_fn);
   m.impl("pow_.Scalar", pow_s_ip);
   m.impl("pow.Tensor_Scalar_out", pow_s_out);
-  m.impl("conj_physical.out", conj_physical_out);
-  m.impl("conj_physical_", conj_physical_ip);
   m.impl("pow.Scalar", pow_scalar_base);
   m.impl("add.Tensor", add_fn);
   m.impl("add_.Tensor", add_ip);
@@ -577,6 +572,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("div.out_mode", div_mode_out);
   m.impl("floor_divide", floor_divide_fn);
   m.impl("floor_divide_.Tensor", floor_divide_ip);
+  m.impl("floor_divide.out", floor_divide_out);
   m.impl("where.self", where_fn);
   m.impl("where.self_out", where_out);
   m.impl("clamp", clamp_fn);

@@ -124,7 +124,7 @@ Tensor& linspace_out(const c10::Scalar& start, const c10::Scalar& end, int64_t s
   // linspace is one per part (its step scales and adds the parts independently).
   double a[2] = {0, 0}, b[2] = {0, 0}, st[2] = {0, 0};
   DType c = DType::Float64;
-  AT_DISPATCH_ALL_TYPES_AND_COMPLEX_AND2(at::kHalf, at::kBFloat16, out.scalar_type(), "linspace_loom", [&] {
+  AT_DISPATCH_ALL_TYPES_AND_COMPLEX_AND2(at::kHalf, at::kBFloat16, out.scalar_type(), "linspace_cpu", [&] {
     using step_t = std::conditional_t<std::is_integral<scalar_t>::value, double, scalar_t>;
     const scalar_t s0 = start.to<scalar_t>(), s1 = end.to<scalar_t>();
     const step_t step = (static_cast<step_t>(s1) - static_cast<step_t>(s0)) / (steps - 1);

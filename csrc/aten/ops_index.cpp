@@ -373,6 +373,7 @@ Tensor& masked_fill_scalar(Tensor& self, const Tensor& mask, const c10::Scalar& 
   check_operands("masked_fill_", {self, mask});
   to_meta(self).masked_fill_(to_meta(mask), value);
   at::assert_no_internal_overlap(self);
+  check_scalar_fits(value, self.scalar_type());
   return masked_fill_value(self, mask, scalar_node(value, shape_of(self.sizes()), to_loom(self.scalar_type())));
 }
 
@@ -380,7 +381,8 @@ Tensor& masked_fill_tensor(Tensor& self, const Tensor& mask, const Tensor& value
   check_operands("masked_fill_", {self, mask});
   TORCH_CHECK(value.dim() == 0, "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
               value.dim(), " dimension(s).");
-  if (!is_loom(value)) return masked_fill_scalar(self, mask, value.item());
+  if (!is_loom(value) || (value.is_complex() && !self.is_complex()))
+    return masked_fill_scalar(self, mask, value.item());
   to_meta(self).masked_fill_(to_meta(mask), to_meta(value));
   at::assert_no_internal_overlap(self);
   return masked_fill_value(self, mask, operand(value, shape_of(self.sizes()), to_loom(self.scalar_type())));

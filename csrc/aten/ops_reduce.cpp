@@ -20,8 +20,9 @@ using Axes = std::vector<int>;
 Shape out_shape(const Tensor& t) { return shape_of(t.sizes()); }
 DType dtype_of(const Tensor& t) { return to_loom(t.scalar_type()); }
 
-// Half types accumulate in Float32, as the CPU kernels do.
+// Half types accumulate in Float32 (ComplexHalf in Complex64), as the CPU kernels do.
 DType acc_dtype(DType t) {
+  if (t == DType::Complex32) return DType::Complex64;
   return t == DType::Float16 || t == DType::BFloat16 ? DType::Float32 : t;
 }
 
