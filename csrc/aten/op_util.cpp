@@ -1,5 +1,7 @@
 #include "aten/op_util.h"
 
+#include <ATen/Dispatch.h>
+
 #include <unordered_set>
 
 namespace loom::aten {
@@ -18,9 +20,11 @@ c10::optional<at::Tensor> to_meta(const c10::optional<at::Tensor>& t) {
 }
 
 NodeRef scalar_node(const c10::Scalar& s, const Shape& shape, DType dtype) {
-  Scalar v = s.isFloatingPoint() ? Scalar::of_float(s.toDouble())
-             : s.isBoolean()     ? Scalar::of_int(s.toBool())
-                                 : Scalar::of_int(s.toLong());
+  c10::complex<double> z = s.isComplex() ? s.toComplexDouble() : c10::complex<double>();
+  Scalar v = s.isComplex()         ? Scalar::of_complex(z.real(), z.imag())
+             : s.isFloatingPoint() ? Scalar::of_float(s.toDouble())
+             : s.isBoolean()       ? Scalar::of_int(s.toBool())
+                                   : Scalar::of_int(s.toLong());
   return constant(v, dtype, shape);
 }
 
@@ -92,6 +96,16 @@ void assign(const at::Tensor& dst, const NodeRef& value) {
   EngineLock g(engine_mutex());
   check_partial_overlap(dst, value);
   write_tensor(dst, cast(value, to_loom(dst.scalar_type())));
+}
+
+void check_not_complex(const char* kernel, c10::ScalarType t) {
+  TORCH_CHECK(!at::isComplexType(t), "\"", kernel, "\" not implemented for '", c10::toString(t),
+              "'");
+}
+
+void check_scalar_fits(const c10::Scalar& v, c10::ScalarType t) {
+  AT_DISPATCH_ALL_TYPES_AND_COMPLEX_AND4(at::kBool, at::kHalf, at::kBFloat16, at::kComplexHalf, t,
+                                         "loom_scalar_fits", [&] { (void)v.to<scalar_t>(); });
 }
 
 void check_operands(const char* op, std::initializer_list<at::Tensor> ts) {

@@ -26,6 +26,14 @@ void match_out(at::Tensor& out, const at::Tensor& meta_out);
 // Stores `value` (of dst's shape, any dtype) into dst, converting to dst's dtype.
 void assign(const at::Tensor& dst, const NodeRef& value);
 
+// Raises the CPU's error for a kernel it has no complex version of: `"kernel" not
+// implemented for 'ComplexFloat'` when `t` is complex.
+void check_not_complex(const char* kernel, c10::ScalarType t);
+
+// Raises the CPU's error when `v` does not convert to `t` (a complex value into a real
+// tensor, an integer out of range): "value cannot be converted to type ... without overflow".
+void check_scalar_fits(const c10::Scalar& v, c10::ScalarType t);
+
 // Rejects devices other than Loom and CPU scalars, as a real device does.
 void check_operands(const char* op, std::initializer_list<at::Tensor> ts);
 

@@ -23,8 +23,13 @@ bool is_mask(const Tensor& t) {
   return t.scalar_type() == at::kBool || t.scalar_type() == at::kByte;
 }
 
-// True when the element at `p` (of dtype t) is nonzero; floats ignore the sign bit.
+// True when the element at `p` (of dtype t) is nonzero; floats ignore the sign bit, and a
+// complex element is nonzero when either part is.
 bool element_nonzero(const char* p, c10::ScalarType t) {
+  if (at::isComplexType(t)) {
+    c10::ScalarType part = c10::toRealValueType(t);
+    return element_nonzero(p, part) || element_nonzero(p + c10::elementSize(part), part);
+  }
   uint64_t bits = 0;
   size_t n = c10::elementSize(t);
   std::memcpy(&bits, p, n);
@@ -368,6 +373,7 @@ Tensor& masked_fill_scalar(Tensor& self, const Tensor& mask, const c10::Scalar& 
   check_operands("masked_fill_", {self, mask});
   to_meta(self).masked_fill_(to_meta(mask), value);
   at::assert_no_internal_overlap(self);
+  check_scalar_fits(value, self.scalar_type());
   return masked_fill_value(self, mask, scalar_node(value, shape_of(self.sizes()), to_loom(self.scalar_type())));
 }
 
@@ -375,7 +381,8 @@ Tensor& masked_fill_tensor(Tensor& self, const Tensor& mask, const Tensor& value
   check_operands("masked_fill_", {self, mask});
   TORCH_CHECK(value.dim() == 0, "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
               value.dim(), " dimension(s).");
-  if (!is_loom(value)) return masked_fill_scalar(self, mask, value.item());
+  if (!is_loom(value) || (value.is_complex() && !self.is_complex()))
+    return masked_fill_scalar(self, mask, value.item());
   to_meta(self).masked_fill_(to_meta(mask), to_meta(value));
   at::assert_no_internal_overlap(self);
   return masked_fill_value(self, mask, operand(value, shape_of(self.sizes()), to_loom(self.scalar_type())));

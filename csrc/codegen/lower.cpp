@@ -123,11 +123,15 @@ struct Lowerer {
         if (parametric) {
           const Scalar& c = std::get<Scalar>(n->arg);
           int64_t bits = c.is_int ? c.i : int64_t(c.f);
-          if (is_floating(n->dtype)) {
+          if (is_floating(n->dtype) || is_complex(n->dtype)) {
             double d = c.to_double();
             std::memcpy(&bits, &d, sizeof bits);
           }
           ln.slot = slot(bits);
+          if (is_complex(n->dtype)) {  // the imaginary part in the next slot
+            std::memcpy(&bits, &c.im, sizeof bits);
+            slot(bits);
+          }
         }
         break;
       case Op::Iota:

@@ -59,7 +59,9 @@ void check(bool ok, const char* what) {
   if (!ok) throw std::invalid_argument(std::string("loom graph: ") + what);
 }
 
+// A complex value converted to a real dtype keeps its real part, as PyTorch's casts do.
 Scalar normalize(const Scalar& s, DType t) {
+  if (is_complex(t)) return Scalar::of_complex(s.to_double(), s.is_int ? 0.0 : s.im);
   if (is_floating(t)) return Scalar::of_float(s.to_double());
   if (t == DType::Bool) return Scalar::of_int(s.is_int ? s.i != 0 : s.f != 0);
   return Scalar::of_int(s.is_int ? s.i : int64_t(s.f));
@@ -186,6 +188,10 @@ DType result_dtype(Op op, DType in) {
     case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le: case Op::Gt: case Op::Ge:
     case Op::LogicalAnd: case Op::LogicalOr: case Op::LogicalXor:
       return DType::Bool;
+    case Op::Abs: case Op::Real: case Op::Imag:
+      return real_part_dtype(in);  // complex -> its parts' dtype
+    case Op::Complex:
+      return complex_of(in);  // (real part, imaginary part) -> complex
     default:
       return in;
   }

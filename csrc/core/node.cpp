@@ -44,6 +44,7 @@ size_t hash_arg(const Arg& a) {
         } else if constexpr (std::is_same_v<T, Scalar>) {
           mix(h, v.is_int);
           mix(h, v.is_int ? std::hash<int64_t>()(v.i) : std::hash<double>()(v.f));
+          mix(h, std::hash<double>()(v.im));
         } else if constexpr (std::is_same_v<T, View>) {
           mix_shape(h, v.sizes);
           mix_shape(h, v.strides);
@@ -202,6 +203,7 @@ std::string arg_str(const Arg& a) {
             os << v.i;
           else
             os << v.f;
+          if (v.im != 0) os << (v.im > 0 ? "+" : "") << v.im << "j";
         } else if constexpr (std::is_same_v<T, View>) {
           os << v.str();
         } else if constexpr (std::is_same_v<T, IndexMap>) {

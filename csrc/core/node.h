@@ -36,7 +36,7 @@ namespace loom {
   X(Ceil, 1, Unary) X(Round, 1, Unary) X(Trunc, 1, Unary) X(Frac, 1, Unary)          \
   X(Sign, 1, Unary) X(Reciprocal, 1, Unary) X(IsNan, 1, Unary) X(IsInf, 1, Unary)    \
   X(IsFinite, 1, Unary) X(LogicalNot, 1, Unary) X(BitwiseNot, 1, Unary)              \
-  X(Check, 1, Unary)                                                                 \
+  X(Check, 1, Unary) X(Conj, 1, Unary) X(Real, 1, Unary) X(Imag, 1, Unary)          \
   X(Add, 2, Binary) X(Sub, 2, Binary) X(Mul, 2, Binary) X(Div, 2, Binary)            \
   X(FloorDiv, 2, Binary) X(TruncDiv, 2, Binary) X(Pow, 2, Binary)                    \
   X(Remainder, 2, Binary) X(Fmod, 2, Binary) X(Maximum, 2, Binary)                   \
@@ -44,7 +44,7 @@ namespace loom {
   X(Lt, 2, Binary) X(Le, 2, Binary) X(Gt, 2, Binary) X(Ge, 2, Binary)                \
   X(LogicalAnd, 2, Binary) X(LogicalOr, 2, Binary) X(LogicalXor, 2, Binary)          \
   X(BitAnd, 2, Binary) X(BitOr, 2, Binary) X(BitXor, 2, Binary) X(Shl, 2, Binary)    \
-  X(Shr, 2, Binary)                                                                  \
+  X(Shr, 2, Binary) X(Complex, 2, Binary)                                            \
   X(Where, 3, Ternary)                                                               \
   X(Reduce, 1, Reduce) X(Scan, 1, Scan)
 

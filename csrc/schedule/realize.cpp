@@ -53,6 +53,8 @@ bool can_reuse_base(const Node* write, const Node* base, const std::vector<const
   auto reads_base = [&](const Node* n) {
     if (n->src[0].get() != base) return false;
     if (n->op == Op::Gather || !same_view) return true;
+    // Views count elements of their own dtype: across sizes they cannot be compared.
+    if (itemsize(n->dtype) != itemsize(write->dtype)) return true;
     return !(n->view() == *same_view) && !disjoint(n->view(), *same_view);
   };
   while (!stack.empty()) {
@@ -250,7 +252,8 @@ bool is_partial_store(const Node* n) {
 // state `prev` (at the stored elements or at elements the store does not write), or a
 // pending whole-storage producer of such values (a Python scalar made a tensor, `x[i-1] +
 // x[i]`), which fusion inlines without running anything.
-bool loads_are_batchable(const Node* value, const Node* prev, const View& view, bool& fusable) {
+bool loads_are_batchable(const Node* value, const Node* prev, const View& view, DType dtype,
+                         bool& fusable) {
   std::unordered_set<const Node*> seen;
   std::vector<const Node*> stack{value};
   while (!stack.empty()) {
@@ -266,6 +269,7 @@ bool loads_are_batchable(const Node* value, const Node* prev, const View& view, 
         }
         const Node* flat = n->src[0].get();
         if (flat == prev) {
+          if (n->dtype != dtype) return false;  // the batched kernel reads p0 in one dtype
           if (!(n->view() == view) && !disjoint(n->view(), view)) return false;
         } else if (!flat->realized) {
           // A pending producer over the whole of another storage inlines when its own
@@ -295,7 +299,8 @@ bool loads_are_batchable(const Node* value, const Node* prev, const View& view, 
 // Whether `store` (over `prev`) may join a batch; inlines its constant fills if so.
 bool batchable_value(Node* store, const Node* prev) {
   bool fusable = false;
-  if (!loads_are_batchable(store->src[1].get(), prev, store->view(), fusable)) return false;
+  if (!loads_are_batchable(store->src[1].get(), prev, store->view(), store->dtype, fusable))
+    return false;
   if (fusable) store->src[1] = fuse(store->src[1], prev);
   return true;
 }

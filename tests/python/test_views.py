@@ -235,16 +235,15 @@ def test_view_as_real_of_real_raises_like_cpu():
     assert isinstance(err, RuntimeError)
 
 
-def test_view_as_complex_is_a_clear_type_error():
-    # CPU makes a complex64 view; Loom has no complex dtypes, so it refuses up front with
-    # the same TypeError as any other complex Loom tensor, without a CPU fallback.
-    assert torch.view_as_complex(torch.zeros(3, 2)).dtype == torch.complex64
-    with pytest.raises(TypeError, match="Loom does not support dtype ComplexFloat"):
-        torch.view_as_complex(torch.zeros(3, 2, device=D))
-    with pytest.raises(TypeError, match="Loom does not support dtype ComplexDouble"):
-        torch.view_as_complex(torch.zeros(3, 2, dtype=torch.float64, device=D))
-    with pytest.raises(TypeError, match="Loom does not support dtype"):
-        torch.zeros(3, 2, device=D).view(torch.complex64)
+def test_view_as_complex_shares_storage_like_cpu():
+    for dtype in (torch.float32, torch.float64):
+        x = torch.arange(6.0, dtype=dtype).view(3, 2)
+        c, lc = torch.view_as_complex(x), torch.view_as_complex(x.to(D))
+        assert lc.dtype == c.dtype and lc.stride() == c.stride()
+        assert torch.equal(lc.cpu(), c)
+        lr = torch.view_as_real(lc)
+        lr.mul_(2)  # a write through the real view is seen by the complex one
+        assert torch.equal(lc.cpu(), c * 2)
 
 
 # --- in-place view ops ---
