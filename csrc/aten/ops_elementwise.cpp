@@ -230,23 +230,26 @@ Tensor& into(Tensor& out, MetaFn meta_fn, ValueFn value) {
   return out;
 }
 
-#define LOOM_BINARY(name, OP)                                                              \
+#define LOOM_BINARY_NO_INPLACE(name, OP)                                                   \
   Tensor name##_fn(const Tensor& a, const Tensor& b) {                                     \
-    return functional([&] { return iterator_layout(at::name(to_meta(a), to_meta(b)), a, b); }, \
+    return functional([&] { return at::name(to_meta(a), to_meta(b)); },                    \
                       [&](const Shape& s, DType r) { return binary_value(Op::OP, a, b, s, r); }); \
-  }                                                                                        \
-  Tensor& name##_ip(Tensor& a, const Tensor& b) {                                          \
-    Tensor ma = to_meta(a), mb = to_meta(b);                                               \
-    Tensor r = at::name(ma, mb);                                                           \
-    ma.name##_(mb);                                                                        \
-    return into(a, [&] { return r; },                                                      \
-                [&](const Shape& s, DType t) { return binary_value(Op::OP, a, b, s, t); }); \
   }                                                                                        \
   Tensor& name##_out(const Tensor& a, const Tensor& b, Tensor& out) {                      \
     Tensor ma = to_meta(a), mb = to_meta(b), mo = to_meta(out);                            \
     at::name##_outf(ma, mb, mo);                                                           \
     match_out(out, mo);                                                                    \
     return into(out, [&] { return at::name(ma, mb); },                                     \
+                [&](const Shape& s, DType t) { return binary_value(Op::OP, a, b, s, t); }); \
+  }
+
+#define LOOM_BINARY(name, OP)                                                              \
+  LOOM_BINARY_NO_INPLACE(name, OP)                                                         \
+  Tensor& name##_ip(Tensor& a, const Tensor& b) {                                          \
+    Tensor ma = to_meta(a), mb = to_meta(b);                                               \
+    Tensor r = at::name(ma, mb);                                                           \
+    ma.name##_(mb);                                                                        \
+    return into(a, [&] { return r; },                                                      \
                 [&](const Shape& s, DType t) { return binary_value(Op::OP, a, b, s, t); }); \
   }                                                                                        \
   Tensor name##_fn_s(const Tensor& a, const c10::Scalar& b) { return name##_fn(a, wrap(b)); } \
@@ -263,18 +266,6 @@ Tensor& into(Tensor& out, MetaFn meta_fn, ValueFn value) {
 
 LOOM_BINARY_OPS(LOOM_BINARY)
 
-#define LOOM_BINARY_NO_INPLACE(name, OP)                                                   \
-  Tensor name##_fn(const Tensor& a, const Tensor& b) {                                     \
-    return functional([&] { return at::name(to_meta(a), to_meta(b)); },                    \
-                      [&](const Shape& s, DType r) { return binary_value(Op::OP, a, b, s, r); }); \
-  }                                                                                        \
-  Tensor& name##_out(const Tensor& a, const Tensor& b, Tensor& out) {                      \
-    Tensor ma = to_meta(a), mb = to_meta(b), mo = to_meta(out);                            \
-    at::name##_outf(ma, mb, mo);                                                           \
-    match_out(out, mo);                                                                    \
-    return into(out, [&] { return at::name(ma, mb); },                                     \
-                [&](const Shape& s, DType t) { return binary_value(Op::OP, a, b, s, t); }); \
-  }
 LOOM_BINARY_NO_INPLACE(maximum, Maximum)
 LOOM_BINARY_NO_INPLACE(minimum, Minimum)
 
