@@ -159,7 +159,7 @@ NodeRef add_value(Op op, const Tensor& a, const Tensor& b, const c10::Scalar& al
                   const Shape& shape, DType result) {
   NodeRef x = operand(a, shape, result), y = operand(b, shape, result);
   if (is_complex(result)) {
-    c10::Scalar k = op == Op::Sub ? c10::Scalar(-alpha.toComplexDouble()) : alpha;
+    c10::Scalar k = op == Op::Sub ? -alpha : alpha;
     return binary(Op::Add, x, binary(Op::Mul, scalar_node(k, shape, result), y));
   }
   return binary(op, x, scaled(y, alpha));
