@@ -173,8 +173,8 @@ TEST(Engine, ComplexStoresReadAsPartsAndPlainFormulas) {
   write(z, DType::Float32, View{{4}, {2}, 1}, constant(Scalar::of_float(0), DType::Float32, s));
   Buffer out(4 * 8);
   NodeRef v = read(z, DType::Complex64, View::contiguous(s));
-  NodeRef r = binary(Op::Complex, unary(Op::Abs, v), unary(Op::Real, unary(Op::Reciprocal,
-                                                                             c(0, 0))));
+  NodeRef r =
+      binary(Op::Complex, unary(Op::Abs, v), unary(Op::Real, unary(Op::Reciprocal, c(0, 0))));
   write(out, DType::Complex64, View::contiguous(s), r);
   std::vector<float> o = read_f32(out);
   for (int i = 0; i < 4; ++i) {
@@ -191,9 +191,9 @@ TEST(Engine, ComplexConjAndSum) {
   Buffer total(16);
   NodeRef all = read(z, DType::Complex128, View::contiguous(s));
   write(total, DType::Complex128, View::contiguous({1}),
-        reduce(ReduceKind::Prod, binary(Op::Add, all, constant(Scalar::of_int(1),
-                                                               DType::Complex128, s)),
-               {0}, DType::Complex128));
+        reduce(ReduceKind::Prod,
+               binary(Op::Add, all, constant(Scalar::of_int(1), DType::Complex128, s)), {0},
+               DType::Complex128));
   const double* p = static_cast<const double*>(realized_data(total));
   // (1 - 0j)(2 - 1j)(3 - 2j) = (2 - 1j)(3 - 2j) = 4 - 7j
   EXPECT_DOUBLE_EQ(p[0], 4.0);
