@@ -100,8 +100,7 @@ void check_complex_parts(const Tensor& a, const Tensor& b, const Tensor& out) {
 }
 
 template <class PartsFn>
-Tensor& complex_into(const char* op, const Tensor& a, const Tensor& b, Tensor& out,
-                     PartsFn parts) {
+Tensor& complex_into(const char* op, const Tensor& a, const Tensor& b, Tensor& out, PartsFn parts) {
   check_operands(op, {a, b});
   check_complex_parts(a, b, out);
   match_out(out, iterator_layout(a, b, out.scalar_type()));
@@ -115,9 +114,8 @@ Tensor& complex_into(const char* op, const Tensor& a, const Tensor& b, Tensor& o
 }
 
 Tensor& complex_out(const Tensor& re, const Tensor& im, Tensor& out) {
-  return complex_into("complex", re, im, out, [](const NodeRef& x, const NodeRef& y) {
-    return std::make_pair(x, y);
-  });
+  return complex_into("complex", re, im, out,
+                      [](const NodeRef& x, const NodeRef& y) { return std::make_pair(x, y); });
 }
 
 Tensor& polar_out(const Tensor& abs, const Tensor& angle, Tensor& out) {

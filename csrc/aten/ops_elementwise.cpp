@@ -90,8 +90,8 @@ void check_supported(Op op, DType t) {
 
 NodeRef unary_value(Op op, const Tensor& self, const Shape& shape, DType result) {
   DType compute = compute_dtype(result, dtype_of(self));
-  check_supported(op, compute);
   check_complex_support(op, compute);
+  check_supported(op, compute);
   NodeRef v = operand(self, shape, compute);
   switch (op) {
     case Op::Abs: case Op::Neg: case Op::Sign: case Op::Relu:
@@ -179,8 +179,8 @@ Tensor isinf_fn(const Tensor& self) {
 NodeRef binary_value(Op op, const Tensor& a, const Tensor& b, const Shape& shape, DType result) {
   DType common = to_loom(at::result_type(a, b));
   DType compute = compute_dtype(result, common);
-  check_supported(op, compute);
   check_complex_support(op, compute);
+  check_supported(op, compute);
   return binary(op, operand(a, shape, compute), operand(b, shape, compute));
 }
 
@@ -199,7 +199,7 @@ NodeRef add_value(Op op, const Tensor& a, const Tensor& b, const c10::Scalar& al
                   const Shape& shape, DType result) {
   NodeRef x = operand(a, shape, result), y = operand(b, shape, result);
   if (is_complex(result)) {
-    c10::Scalar k = op == Op::Sub ? c10::Scalar(-alpha.toComplexDouble()) : alpha;
+    c10::Scalar k = op == Op::Sub ? -alpha : alpha;
     return binary(Op::Add, x, binary(Op::Mul, scalar_node(k, shape, result), y));
   }
   return binary(op, x, scaled(y, alpha));
@@ -232,7 +232,7 @@ Tensor& into(Tensor& out, MetaFn meta_fn, ValueFn value) {
 
 #define LOOM_BINARY_NO_INPLACE(name, OP)                                                   \
   Tensor name##_fn(const Tensor& a, const Tensor& b) {                                     \
-    return functional([&] { return at::name(to_meta(a), to_meta(b)); },                    \
+    return functional([&] { return iterator_layout(at::name(to_meta(a), to_meta(b)), a, b); }, \
                       [&](const Shape& s, DType r) { return binary_value(Op::OP, a, b, s, r); }); \
   }                                                                                        \
   Tensor& name##_out(const Tensor& a, const Tensor& b, Tensor& out) {                      \
