@@ -6,7 +6,7 @@ CTEST ?= ctest
 DEBIAN_PACKAGES := python3-torch libtorch-dev pybind11-dev python3-pytest python3-numpy \
 	python3-hypothesis ninja-build libopenblas0-openmp ccache googletest libgtest-dev cmake xz-utils
 
-.PHONY: all deps configure build test test-cpp test-python test-upstream demo bench clean
+.PHONY: all deps configure build test test-cpp test-python test-upstream test-fuzz demo bench clean
 
 all: build
 
@@ -45,6 +45,14 @@ test-python: build
 test-upstream: build
 	$(PYTHON) tests/upstream/run.py --log-dir $(BUILD)/upstream
 
+# The view/write fuzzer with many more programs than `make test` runs (500); FUZZ_SEED
+# draws other programs than the derandomized default.
+FUZZ_EXAMPLES ?= 5000
+FUZZ_SEED ?=
+test-fuzz: build
+	LOOM_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) LOOM_FUZZ_SEED=$(FUZZ_SEED) PYTHONPATH=python \
+	  $(PYTHON) -m pytest -q tests/python/test_fuzz_views.py --hypothesis-show-statistics
+
 # Runs every suite even when one fails, so one report shows everything.
 test: build
 	@rc=0; \
@@ -57,7 +65,8 @@ test: build
 	exit $$rc
 
 demo: build
-	PYTHONPATH=python $(PYTHON) examples/demo.py
+	PYTHONPATH=python $(PYTHON) examples/train_cifar.py --device cpu --steps 5
+	PYTHONPATH=python $(PYTHON) examples/train_cifar.py --device loom --steps 5
 
 bench: build
 	PYTHONPATH=python $(PYTHON) bench/run.py

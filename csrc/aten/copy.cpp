@@ -41,12 +41,22 @@ at::Tensor empty_strided(at::IntArrayRef size, at::IntArrayRef stride,
   return empty_loom(size, stride, c10::dtype_or_default(dtype));
 }
 
+// As copy_'s TensorIterator on CPU: dst takes part in broadcasting and must come out of it
+// unchanged, so a mismatch gets CPU's message.
+void check_copy_shapes(const at::Tensor& dst, const at::Tensor& src) {
+  auto shape = at::infer_size_dimvector(dst.sizes(), src.sizes());
+  TORCH_CHECK(dst.sizes().equals(shape), "output with shape ", dst.sizes(),
+              " doesn't match the broadcast shape ", shape);
+}
+
 void copy_host_to_loom(const at::Tensor& src, const at::Tensor& dst) {
   DType dtype = to_loom(dst.scalar_type());
   at::assert_no_internal_overlap(dst);
+  check_copy_shapes(dst, src);
   at::Tensor host = src.to(at::kCPU).resolve_conj().resolve_neg();
   host = host.to(dst.scalar_type()).expand(dst.sizes());
   if (dst.is_neg()) host = host.neg();
+  if (dst.is_conj()) host = host.conj_physical();
   host = host.contiguous();
   if (dst.numel() == 0) return;
 
@@ -73,6 +83,7 @@ void copy_loom_to_host(const at::Tensor& src, const at::Tensor& dst) {
   at::Tensor host = at::from_blob(base + src.storage_offset() * src.element_size(), src.sizes(),
                                   src.strides(), options);
   host._set_neg(src.is_neg());
+  host._set_conj(src.is_conj());
   dst.copy_(host);
 }
 
@@ -81,19 +92,23 @@ void copy_loom_to_loom(const at::Tensor& src, const at::Tensor& dst) {
   DType dst_dtype = to_loom(dst.scalar_type());
   at::assert_no_internal_overlap(dst);
   at::assert_no_partial_overlap(dst, src);
-  // Raises PyTorch's own message when src does not broadcast to dst.
-  at::inferExpandGeometry_dimvector(src.sizes(), src.strides(), dst.sizes());
+  check_copy_shapes(dst, src);
   if (dst.numel() == 0) return;
 
   EngineLock g(engine_mutex());
-  // A tensor with the negative bit stores the negation of its logical value; the
-  // conjugate bit is a no-op on the real dtypes Loom supports.
+  // A tensor with the negative (conjugate) bit stores the negation (conjugate) of its
+  // logical value; only complex tensors carry the conjugate bit.
   NodeRef v = loom::read(buffer_of(src), src_dtype, view_of(src));
   if (src_dtype == dst_dtype) {
+    if (src.is_conj() != dst.is_conj()) v = unary(Op::Conj, v);
     if (src.is_neg() != dst.is_neg()) v = unary(Op::Neg, v);
   } else {
+    if (src.is_conj()) v = unary(Op::Conj, v);
     if (src.is_neg()) v = unary(Op::Neg, v);
+    if (is_complex(src_dtype) && !is_complex(dst_dtype))
+      TORCH_WARN_ONCE("Casting complex values to real discards the imaginary part");
     v = cast(v, dst_dtype);
+    if (dst.is_conj()) v = unary(Op::Conj, v);
     if (dst.is_neg()) v = unary(Op::Neg, v);
   }
   if (src.sizes() != dst.sizes()) v = expand(v, shape_of(dst.sizes()));
@@ -124,12 +139,13 @@ c10::Scalar local_scalar_dense(const at::Tensor& self) {
   auto* p = storage_bytes(self) +
             self.storage_offset() * self.element_size();
   c10::Scalar result;
-  AT_DISPATCH_ALL_TYPES_AND3(at::kHalf, at::kBool, at::kBFloat16, self.scalar_type(),
-                             "_local_scalar_dense_loom", [&] {
-                               scalar_t value;
-                               std::memcpy(&value, p, sizeof(scalar_t));
-                               result = c10::Scalar(value);
-                             });
+  AT_DISPATCH_ALL_TYPES_AND_COMPLEX_AND4(at::kHalf, at::kBool, at::kBFloat16, at::kComplexHalf,
+                                         self.scalar_type(),
+                                         "_local_scalar_dense_loom", [&] {
+                                           scalar_t value;
+                                           std::memcpy(&value, p, sizeof(scalar_t));
+                                           result = c10::Scalar(value);
+                                         });
   return result;
 }
 

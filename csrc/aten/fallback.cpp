@@ -33,8 +33,20 @@ bool first_warning_for(const std::string& op_name) {
   return warned.insert(op_name).second;
 }
 
+// torch's CPU fallback copies mutated Tensor arguments back, but not mutated lists of
+// tensors (the _foreach_*_ ops): their writes would be lost silently.
+bool mutates_tensor_list(const c10::FunctionSchema& schema) {
+  for (const c10::Argument& a : schema.arguments()) {
+    if (!a.alias_info() || !a.alias_info()->isWrite()) continue;
+    if (a.type()->kind() == c10::TypeKind::ListType) return true;
+  }
+  return false;
+}
+
 void loom_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   std::string op_name = c10::toString(op.operator_name());
+  TORCH_CHECK_NOT_IMPLEMENTED(!mutates_tensor_list(op.schema()), "Loom has no kernel for ",
+                              op_name, ", and the CPU fallback cannot write a list of tensors back");
   {
     Metrics& m = metrics();
     std::lock_guard<std::mutex> g(m.mu);

@@ -1,6 +1,9 @@
 // The Python module _loom. Loading it registers the allocator, device guard and kernels
 // (static initializers in this library); these functions are the rest of the Python API.
 #include <pybind11/pybind11.h>
+#include <torch/csrc/utils/pybind.h>
+// Storage.h relies on utils/pybind.h for c10 and TORCH_PYTHON_API.
+#include <torch/csrc/Storage.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -36,6 +39,7 @@ MetricsSnapshot snapshot() {
       {"cache_hits", m.cache_hits.load()},
       {"disk_hits", m.disk_hits.load()},
       {"realizations", m.realizations.load()},
+      {"extern_calls", m.extern_calls.load()},
       {"buffers_allocated", m.buffers_allocated.load()},
       {"bytes_allocated", m.bytes_allocated.load()},
       {"live_nodes", int64_t(live_node_count())},
@@ -61,6 +65,23 @@ py::dict metrics_dict() {
   for (const auto& [name, count] : s.fallbacks) fallbacks[py::str(name)] = count;
   d["fallbacks"] = fallbacks;
   return d;
+}
+
+// torch 1.13's Python layer cannot turn a PrivateUse1 storage object into a c10::Storage
+// ("Invalid device for storage"), so Tensor.set_(storage, ...) never reaches the
+// dispatcher; the package routes it here instead (python/loom/__init__.py).
+void set_storage(at::Tensor self, py::handle storage, c10::optional<int64_t> storage_offset,
+                 c10::optional<std::vector<int64_t>> size, std::vector<int64_t> stride) {
+  TORCH_CHECK_TYPE(PyObject_IsInstance(storage.ptr(), THPStorageClass) == 1,
+                   "_set_storage: expected a torch.UntypedStorage");
+  c10::Storage source(c10::intrusive_ptr<c10::StorageImpl>::reclaim_copy(
+      reinterpret_cast<THPStorage*>(storage.ptr())->cdata));
+  if (storage_offset.has_value()) {
+    TORCH_CHECK_TYPE(size.has_value(), "set_: a storage offset needs a size");
+    self.set_(source, *storage_offset, *size, stride);
+  } else {
+    self.set_(source);
+  }
 }
 
 void print_metrics_at_exit() {
@@ -96,6 +117,10 @@ PYBIND11_MODULE(_loom, m) {
   m.def(
       "reset_metrics", [] { loom::metrics().reset(); }, "Zeroes the counters and fallbacks.");
   m.def("_debug_level", &loom::debug_level, "LOOM_DEBUG as read at start-up.");
+  m.def("_set_storage", &set_storage, py::arg("self"), py::arg("storage"),
+        py::arg("storage_offset") = py::none(), py::arg("size") = py::none(),
+        py::arg("stride") = std::vector<int64_t>{},
+        "Tensor.set_ with a Loom storage, which torch 1.13's Python binding rejects.");
 
   if (loom::debug_level() >= 1) {
     // Touching the singletons first makes them outlive the handler: exit() runs atexit

@@ -1,5 +1,9 @@
 #include "aten/op_util.h"
 
+#include <ATen/Dispatch.h>
+
+#include <unordered_set>
+
 namespace loom::aten {
 
 at::Tensor to_meta(const at::Tensor& t) {
@@ -16,9 +20,11 @@ c10::optional<at::Tensor> to_meta(const c10::optional<at::Tensor>& t) {
 }
 
 NodeRef scalar_node(const c10::Scalar& s, const Shape& shape, DType dtype) {
-  Scalar v = s.isFloatingPoint() ? Scalar::of_float(s.toDouble())
-             : s.isBoolean()     ? Scalar::of_int(s.toBool())
-                                 : Scalar::of_int(s.toLong());
+  c10::complex<double> z = s.isComplex() ? s.toComplexDouble() : c10::complex<double>();
+  Scalar v = s.isComplex()         ? Scalar::of_complex(z.real(), z.imag())
+             : s.isFloatingPoint() ? Scalar::of_float(s.toDouble())
+             : s.isBoolean()       ? Scalar::of_int(s.toBool())
+                                   : Scalar::of_int(s.toLong());
   return constant(v, dtype, shape);
 }
 
@@ -43,8 +49,63 @@ void match_out(at::Tensor& out, const at::Tensor& meta_out) {
   if (out.strides() != meta_out.strides()) out.as_strided_(meta_out.sizes(), meta_out.strides());
 }
 
+namespace {
+
+// As TensorIterator: an elementwise result may not partly overlap an input it reads (the
+// same elements with the same strides are fine: that is an in-place op). Reductions and
+// gathers below the value read everything first, so they are not checked, as on CPU.
+void check_partial_overlap(const at::Tensor& dst, const NodeRef& value) {
+  const Node* current = buffer_of(dst).value.get();
+  const int64_t dsize = dst.element_size();
+  auto span = [](const View& v, int64_t size, int64_t& lo, int64_t& hi) {
+    lo = v.offset, hi = v.offset + 1;
+    for (size_t d = 0; d < v.sizes.size(); ++d) {
+      if (v.sizes[d] == 0) return false;
+      (v.strides[d] < 0 ? lo : hi) += (v.sizes[d] - 1) * v.strides[d];
+    }
+    lo *= size, hi *= size;
+    return true;
+  };
+  int64_t out_lo, out_hi;
+  View out = view_of(dst);
+  if (!span(out, dsize, out_lo, out_hi)) return;
+  std::vector<const Node*> stack{value.get()};
+  std::unordered_set<const Node*> seen;
+  while (!stack.empty()) {
+    const Node* n = stack.back();
+    stack.pop_back();
+    if (!seen.insert(n).second) continue;
+    if (n->op == Op::Reduce || n->op == Op::Scan || n->op == Op::Gather) continue;
+    if (n->op == Op::Load) {
+      if (n->src[0].get() != current) continue;
+      int64_t lo, hi;
+      if (!span(n->view(), itemsize(n->dtype), lo, hi) || hi <= out_lo || out_hi <= lo) continue;
+      bool full = lo == out_lo && hi == out_hi && n->view().strides == out.strides;
+      TORCH_CHECK(full, "unsupported operation: some elements of the input tensor and the "
+                        "written-to tensor refer to a single memory location. Please clone() the "
+                        "tensor before performing the operation.");
+      continue;
+    }
+    for (const auto& s : n->src) stack.push_back(s.get());
+  }
+}
+
+}  // namespace
+
 void assign(const at::Tensor& dst, const NodeRef& value) {
+  EngineLock g(engine_mutex());
+  check_partial_overlap(dst, value);
   write_tensor(dst, cast(value, to_loom(dst.scalar_type())));
+}
+
+void check_not_complex(const char* kernel, c10::ScalarType t) {
+  TORCH_CHECK(!at::isComplexType(t), "\"", kernel, "\" not implemented for '", c10::toString(t),
+              "'");
+}
+
+void check_scalar_fits(const c10::Scalar& v, c10::ScalarType t) {
+  AT_DISPATCH_ALL_TYPES_AND_COMPLEX_AND4(at::kBool, at::kHalf, at::kBFloat16, at::kComplexHalf, t,
+                                         "loom_scalar_fits", [&] { (void)v.to<scalar_t>(); });
 }
 
 void check_operands(const char* op, std::initializer_list<at::Tensor> ts) {

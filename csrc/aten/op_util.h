@@ -26,6 +26,14 @@ void match_out(at::Tensor& out, const at::Tensor& meta_out);
 // Stores `value` (of dst's shape, any dtype) into dst, converting to dst's dtype.
 void assign(const at::Tensor& dst, const NodeRef& value);
 
+// Raises the CPU's error for a kernel it has no complex version of: `"kernel" not
+// implemented for 'ComplexFloat'` when `t` is complex.
+void check_not_complex(const char* kernel, c10::ScalarType t);
+
+// Raises the CPU's error when `v` does not convert to `t` (a complex value into a real
+// tensor, an integer out of range): "value cannot be converted to type ... without overflow".
+void check_scalar_fits(const c10::Scalar& v, c10::ScalarType t);
+
 // Rejects devices other than Loom and CPU scalars, as a real device does.
 void check_operands(const char* op, std::initializer_list<at::Tensor> ts);
 
@@ -50,5 +58,14 @@ std::string bounds_message(int64_t dim, int64_t size, const char* prefix = "");
 // otherwise the kernel's check reports the fault at realization.
 void check_now(const at::Tensor& index, int64_t size, bool wrap, bool index_error,
                const std::string& message);
+
+}  // namespace loom::aten
+
+namespace loom::aten {
+
+// The (B..., m, n) matrix product of values a (B..., m, k) and b (B..., k, n), batch dims
+// of size 1 broadcasting: a BLAS extern call for float32/float64, else a generated
+// reduction (ops_linalg.cpp).
+NodeRef product(const NodeRef& a, const NodeRef& b, DType t);
 
 }  // namespace loom::aten

@@ -1,4 +1,5 @@
 // Elementwise ops: unary, binary, ternary, their in-place and out= forms, fill.
+#include <ATen/Dispatch.h>
 #include <torch/library.h>
 
 #include "aten/op_util.h"
@@ -12,12 +13,85 @@ using at::Tensor;
 Shape out_shape(const Tensor& t) { return shape_of(t.sizes()); }
 DType dtype_of(const Tensor& t) { return to_loom(t.scalar_type()); }
 
-// Predicates (isnan, comparisons, logical ops) compute in their inputs' dtype; everything
-// else computes in the result dtype, as TensorIterator promotes.
-DType compute_dtype(DType result, DType common) { return result == DType::Bool ? common : result; }
+// Predicates (isnan, comparisons, logical ops) compute in their inputs' dtype, and so does
+// abs of a complex value (its result is real); everything else computes in the result
+// dtype, as TensorIterator promotes.
+DType compute_dtype(DType result, DType common) {
+  if (result == DType::Bool || (is_complex(common) && !is_complex(result))) return common;
+  return result;
+}
+
+// The CPU's kernel name for the ops that it has no complex kernel for although their meta
+// functions accept complex arguments; nullptr for the others.
+const char* cpu_kernel_without_complex(Op op) {
+  switch (op) {
+    case Op::Exp2: return "exp2";
+    case Op::Expm1: return "expm1_vml_cpu";
+    case Op::Log1p: return "log1p_vml_cpu";
+    case Op::Erf: return "erf_vml_cpu";
+    case Op::Round: return "round_vml_cpu";
+    case Op::Frac: return "frac_cpu";
+    case Op::BitwiseNot: return "bitwise_not_cpu";
+    case Op::Remainder: return "remainder_cpu";
+    case Op::Fmod: return "fmod_cpu";
+    case Op::Atan2: return "atan2_cpu";
+    case Op::Lt: return "lt_cpu";
+    case Op::Le: return "le_cpu";
+    case Op::Gt: return "gt_cpu";
+    case Op::Ge: return "ge_cpu";
+    case Op::BitAnd: return "bitwise_and_cpu";
+    case Op::BitOr: return "bitwise_or_cpu";
+    case Op::BitXor: return "bitwise_xor_cpu";
+    case Op::Shl: return "lshift_cpu";
+    case Op::Shr: return "rshift_cpu";
+    case Op::TruncDiv: return "div_trunc_cpu";
+    case Op::FloorDiv: return "div_floor_cpu";
+    default: return nullptr;
+  }
+}
+
+void check_complex_support(Op op, DType compute) {
+  if (!is_complex(compute)) return;
+  TORCH_CHECK(op != Op::Relu, "clamp is not supported for complex types");
+  if (const char* kernel = cpu_kernel_without_complex(op)) check_not_complex(kernel, to_aten(compute));
+}
+
+// PyTorch has no kernel (on CPU or CUDA) for these op/dtype pairs and raises; so does Loom.
+void check_supported(Op op, DType t) {
+  const bool flt = is_floating(t), boolean = t == DType::Bool;
+  const char* name = nullptr;
+  bool ok = true;
+  switch (op) {
+    case Op::BitAnd: name = "bitwise_and"; ok = !flt; break;
+    case Op::BitOr: name = "bitwise_or"; ok = !flt; break;
+    case Op::BitXor: name = "bitwise_xor"; ok = !flt; break;
+    case Op::BitwiseNot: name = "bitwise_not"; ok = !flt; break;
+    case Op::Shl: name = "lshift"; ok = !flt && !boolean; break;
+    case Op::Shr: name = "rshift"; ok = !flt && !boolean; break;
+    case Op::Abs: name = "abs"; ok = !boolean; break;
+    case Op::Floor: name = "floor"; ok = !boolean; break;
+    case Op::Ceil: name = "ceil"; ok = !boolean; break;
+    case Op::Round: name = "round"; ok = !boolean; break;
+    case Op::Trunc: name = "trunc"; ok = !boolean; break;
+    case Op::Frac: name = "frac"; ok = flt; break;
+    case Op::FloorDiv: name = "div_floor"; ok = !boolean; break;
+    case Op::TruncDiv: name = "div_trunc"; ok = !boolean; break;
+    case Op::Remainder: name = "remainder"; ok = !boolean; break;
+    case Op::Fmod: name = "fmod"; ok = !boolean; break;
+    case Op::Pow: name = "pow"; ok = !boolean; break;
+    case Op::Relu:
+      TORCH_CHECK(!boolean, "Boolean inputs not supported for relu");
+      break;
+    default:
+      break;
+  }
+  TORCH_CHECK(ok, "\"", name, "\" not implemented for '", c10::toString(to_aten(t)), "'");
+}
 
 NodeRef unary_value(Op op, const Tensor& self, const Shape& shape, DType result) {
   DType compute = compute_dtype(result, dtype_of(self));
+  check_complex_support(op, compute);
+  check_supported(op, compute);
   NodeRef v = operand(self, shape, compute);
   switch (op) {
     case Op::Abs: case Op::Neg: case Op::Sign: case Op::Relu:
@@ -29,9 +103,23 @@ NodeRef unary_value(Op op, const Tensor& self, const Shape& shape, DType result)
   return v;
 }
 
+// The layout the CPU's TensorIterator gives a fresh result over these operands, with the
+// meta result's dtype: some meta functions (logical_not, logical_and, isinf: those that
+// build their result as empty(0) and call their out= form) return it contiguous instead.
+// The layout CPU's TensorIterator gives the result (a structured op's meta computes it;
+// a float stand-in keeps any dtype valid).
+Tensor iterator_layout(const Tensor& meta, const Tensor& a, const Tensor& b = Tensor()) {
+  auto stand_in = [](const Tensor& t) {
+    return at::empty_strided(t.sizes(), t.strides(), t.options().device(at::kMeta).dtype(at::kFloat));
+  };
+  Tensor l = b.defined() ? at::mul(stand_in(a), stand_in(b)) : at::neg(stand_in(a));
+  if (l.sizes() != meta.sizes() || meta.numel() == 0) return meta;
+  return at::empty_strided(l.sizes(), l.strides(), meta.options());
+}
+
 Tensor unary_fn(Op op, const Tensor& self, const Tensor& meta) {
   EngineLock g(engine_mutex());
-  Tensor out = result_like(meta);
+  Tensor out = result_like(iterator_layout(meta, self));
   assign(out, unary_value(op, self, out_shape(out), dtype_of(meta)));
   return out;
 }
@@ -70,7 +158,8 @@ Tensor& unary_into(Op op, const Tensor& self, Tensor& out, const Tensor& meta_fn
   X(cos, Cos) X(tan, Tan) X(asin, Asin) X(acos, Acos) X(atan, Atan) X(sinh, Sinh)        \
   X(cosh, Cosh) X(tanh, Tanh) X(sigmoid, Sigmoid) X(erf, Erf) X(floor, Floor)             \
   X(ceil, Ceil) X(round, Round) X(trunc, Trunc) X(frac, Frac) X(sign, Sign)              \
-  X(reciprocal, Reciprocal) X(logical_not, LogicalNot) X(bitwise_not, BitwiseNot)
+  X(reciprocal, Reciprocal) X(logical_not, LogicalNot) X(bitwise_not, BitwiseNot)          \
+  X(sgn, Sign)
 
 LOOM_UNARY_OPS(LOOM_UNARY)
 LOOM_UNARY_NO_INPLACE(isnan, IsNan)
@@ -90,6 +179,8 @@ Tensor isinf_fn(const Tensor& self) {
 NodeRef binary_value(Op op, const Tensor& a, const Tensor& b, const Shape& shape, DType result) {
   DType common = to_loom(at::result_type(a, b));
   DType compute = compute_dtype(result, common);
+  check_complex_support(op, compute);
+  check_supported(op, compute);
   return binary(op, operand(a, shape, compute), operand(b, shape, compute));
 }
 
@@ -101,10 +192,17 @@ NodeRef scaled(const NodeRef& v, const c10::Scalar& alpha) {
   return binary(Op::Mul, scalar_node(alpha, v->shape, v->dtype), v);
 }
 
+// NOTE: the CPU adds complex values as a + alpha * b, with the complex product even when
+// alpha is 1 (and subtracts as a + (-alpha) * b), so an infinite part of b meets a zero
+// part of alpha: (2-3j) + (-inf-infj) is nan+nanj there. Loom computes the same.
 NodeRef add_value(Op op, const Tensor& a, const Tensor& b, const c10::Scalar& alpha,
                   const Shape& shape, DType result) {
-  NodeRef x = operand(a, shape, result), y = scaled(operand(b, shape, result), alpha);
-  return binary(op, x, y);
+  NodeRef x = operand(a, shape, result), y = operand(b, shape, result);
+  if (is_complex(result)) {
+    c10::Scalar k = op == Op::Sub ? -alpha : alpha;
+    return binary(Op::Add, x, binary(Op::Mul, scalar_node(k, shape, result), y));
+  }
+  return binary(op, x, scaled(y, alpha));
 }
 
 Tensor wrap(const c10::Scalar& s) {
@@ -132,23 +230,26 @@ Tensor& into(Tensor& out, MetaFn meta_fn, ValueFn value) {
   return out;
 }
 
-#define LOOM_BINARY(name, OP)                                                              \
+#define LOOM_BINARY_NO_INPLACE(name, OP)                                                   \
   Tensor name##_fn(const Tensor& a, const Tensor& b) {                                     \
-    return functional([&] { return at::name(to_meta(a), to_meta(b)); },                    \
+    return functional([&] { return iterator_layout(at::name(to_meta(a), to_meta(b)), a, b); }, \
                       [&](const Shape& s, DType r) { return binary_value(Op::OP, a, b, s, r); }); \
-  }                                                                                        \
-  Tensor& name##_ip(Tensor& a, const Tensor& b) {                                          \
-    Tensor ma = to_meta(a), mb = to_meta(b);                                               \
-    Tensor r = at::name(ma, mb);                                                           \
-    ma.name##_(mb);                                                                        \
-    return into(a, [&] { return r; },                                                      \
-                [&](const Shape& s, DType t) { return binary_value(Op::OP, a, b, s, t); }); \
   }                                                                                        \
   Tensor& name##_out(const Tensor& a, const Tensor& b, Tensor& out) {                      \
     Tensor ma = to_meta(a), mb = to_meta(b), mo = to_meta(out);                            \
     at::name##_outf(ma, mb, mo);                                                           \
     match_out(out, mo);                                                                    \
     return into(out, [&] { return at::name(ma, mb); },                                     \
+                [&](const Shape& s, DType t) { return binary_value(Op::OP, a, b, s, t); }); \
+  }
+
+#define LOOM_BINARY(name, OP)                                                              \
+  LOOM_BINARY_NO_INPLACE(name, OP)                                                         \
+  Tensor& name##_ip(Tensor& a, const Tensor& b) {                                          \
+    Tensor ma = to_meta(a), mb = to_meta(b);                                               \
+    Tensor r = at::name(ma, mb);                                                           \
+    ma.name##_(mb);                                                                        \
+    return into(a, [&] { return r; },                                                      \
                 [&](const Shape& s, DType t) { return binary_value(Op::OP, a, b, s, t); }); \
   }                                                                                        \
   Tensor name##_fn_s(const Tensor& a, const c10::Scalar& b) { return name##_fn(a, wrap(b)); } \
@@ -165,18 +266,6 @@ Tensor& into(Tensor& out, MetaFn meta_fn, ValueFn value) {
 
 LOOM_BINARY_OPS(LOOM_BINARY)
 
-#define LOOM_BINARY_NO_INPLACE(name, OP)                                                   \
-  Tensor name##_fn(const Tensor& a, const Tensor& b) {                                     \
-    return functional([&] { return at::name(to_meta(a), to_meta(b)); },                    \
-                      [&](const Shape& s, DType r) { return binary_value(Op::OP, a, b, s, r); }); \
-  }                                                                                        \
-  Tensor& name##_out(const Tensor& a, const Tensor& b, Tensor& out) {                      \
-    Tensor ma = to_meta(a), mb = to_meta(b), mo = to_meta(out);                            \
-    at::name##_outf(ma, mb, mo);                                                           \
-    match_out(out, mo);                                                                    \
-    return into(out, [&] { return at::name(ma, mb); },                                     \
-                [&](const Shape& s, DType t) { return binary_value(Op::OP, a, b, s, t); }); \
-  }
 LOOM_BINARY_NO_INPLACE(maximum, Maximum)
 LOOM_BINARY_NO_INPLACE(minimum, Minimum)
 
@@ -236,8 +325,47 @@ Tensor& div_mode_out(const Tensor& a, const Tensor& b, c10::optional<c10::string
 }
 Tensor floor_divide_fn(const Tensor& a, const Tensor& b) { return div_mode_fn(a, b, "floor"); }
 Tensor& floor_divide_ip(Tensor& a, const Tensor& b) { return div_mode_ip(a, b, "floor"); }
+Tensor& floor_divide_out(const Tensor& a, const Tensor& b, Tensor& out) {
+  return div_mode_out(a, b, "floor", out);
+}
 
 Tensor pow_scalar_base(const c10::Scalar& a, const Tensor& b) { return pow_fn(wrap(a), b); }
+
+// pow with a Scalar exponent. Complex results take the CPU's shortcuts for the exponents
+// 0, 1, 2, 3, -2, 0.5, -0.5 and -1 (products, sqrt and reciprocals are exact where the
+// general complex power exp(e * log(x)) is not).
+NodeRef pow_scalar_value(const Tensor& a, const c10::Scalar& e, const Shape& s, DType r) {
+  if (!is_complex(r)) return binary_value(Op::Pow, a, wrap(e), s, r);
+  NodeRef x = operand(a, s, r);
+  if (e.equal(0.0)) return constant(Scalar::of_int(1), r, s);
+  if (e.equal(1.0)) return x;
+  if (e.equal(2.0)) return binary(Op::Mul, x, x);
+  if (e.equal(3.0)) return binary(Op::Mul, binary(Op::Mul, x, x), x);
+  if (e.equal(-2.0)) return unary(Op::Reciprocal, binary(Op::Mul, x, x));
+  if (e.equal(0.5)) return unary(Op::Sqrt, x);
+  if (e.equal(-0.5)) return unary(Op::Rsqrt, x);
+  if (e.equal(-1.0)) return unary(Op::Reciprocal, x);
+  return binary(Op::Pow, x, scalar_node(e, s, r));
+}
+Tensor pow_s_fn(const Tensor& a, const c10::Scalar& e) {
+  return functional([&] { return at::pow(to_meta(a), e); },
+                    [&](const Shape& s, DType r) { return pow_scalar_value(a, e, s, r); });
+}
+Tensor& pow_s_ip(Tensor& a, const c10::Scalar& e) {
+  Tensor ma = to_meta(a);
+  Tensor r = at::pow(ma, e);
+  ma.pow_(e);
+  return into(a, [&] { return r; },
+              [&](const Shape& s, DType t) { return pow_scalar_value(a, e, s, t); });
+}
+Tensor& pow_s_out(const Tensor& a, const c10::Scalar& e, Tensor& out) {
+  Tensor ma = to_meta(a), mo = to_meta(out);
+  at::pow_outf(ma, e, mo);
+  match_out(out, mo);
+  return into(out, [&] { return at::pow(ma, e); },
+              [&](const Shape& s, DType t) { return pow_scalar_value(a, e, s, t); });
+}
+
 
 // --- ternary ---
 
@@ -260,6 +388,9 @@ Tensor& where_out(const Tensor& c, const Tensor& a, const Tensor& b, Tensor& out
 // clamp: max(x, lo) then min(., hi), both NaN-propagating.
 NodeRef clamp_value(const Tensor& x, const c10::optional<Tensor>& lo,
                     const c10::optional<Tensor>& hi, const Shape& s, DType r) {
+  // As CPU: clamp with both bounds has no Bool kernel; clamp_min / clamp_max do.
+  bool both = lo.has_value() && lo->defined() && hi.has_value() && hi->defined();
+  TORCH_CHECK(!(both && r == DType::Bool), "\"clamp\" not implemented for 'Bool'");
   NodeRef v = operand(x, s, r);
   if (lo.has_value() && lo->defined()) v = binary(Op::Maximum, v, operand(*lo, s, r));
   if (hi.has_value() && hi->defined()) v = binary(Op::Minimum, v, operand(*hi, s, r));
@@ -324,7 +455,8 @@ NodeRef lerp_value(const Tensor& a, const Tensor& b, const Tensor& w, const Shap
   NodeRef half = constant(Scalar::of_float(0.5), r, s), one = constant(Scalar::of_int(1), r, s);
   NodeRef lo = binary(Op::Add, x, binary(Op::Mul, t, diff));
   NodeRef hi = binary(Op::Sub, y, binary(Op::Mul, diff, binary(Op::Sub, one, t)));
-  NodeRef small = binary(Op::Lt, unary(Op::Abs, t), half);
+  NodeRef size = unary(Op::Abs, t);  // real for a complex weight
+  NodeRef small = binary(Op::Lt, size, cast(half, size->dtype));
   return where(small, lo, hi);
 }
 Tensor lerp_t_fn(const Tensor& a, const Tensor& b, const Tensor& w) {
@@ -373,6 +505,7 @@ LOOM_ADDC(addcdiv, Div)
 // --- fill ---
 
 Tensor& fill_scalar(Tensor& self, const c10::Scalar& v) {
+  check_scalar_fits(v, self.scalar_type());
   EngineLock g(engine_mutex());
   assign(self, scalar_node(v, out_shape(self), dtype_of(self)));
   return self;
@@ -380,6 +513,7 @@ Tensor& fill_scalar(Tensor& self, const c10::Scalar& v) {
 Tensor& fill_tensor(Tensor& self, const Tensor& v) {
   TORCH_CHECK(v.dim() == 0, "fill_ only supports 0-dimension value tensor but got tensor with ",
               v.dim(), " dimensions.");
+  if (v.is_complex() && !self.is_complex()) return fill_scalar(self, v.item());
   EngineLock g(engine_mutex());
   assign(self, operand(v, out_shape(self), dtype_of(self)));
   return self;
@@ -449,9 +583,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("pow.Tensor_Tensor", pow_fn);
   m.impl("pow_.Tensor", pow_ip);
   m.impl("pow.Tensor_Tensor_out", pow_out);
-  m.impl("pow.Tensor_Scalar", pow_fn_s);
-  m.impl("pow_.Scalar", pow_ip_s);
-  m.impl("pow.Tensor_Scalar_out", pow_out_s);
+  m.impl("pow.Tensor_Scalar", pow_s_fn);
+  m.impl("pow_.Scalar", pow_s_ip);
+  m.impl("pow.Tensor_Scalar_out", pow_s_out);
   m.impl("pow.Scalar", pow_scalar_base);
   m.impl("add.Tensor", add_fn);
   m.impl("add_.Tensor", add_ip);
@@ -472,6 +606,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("div.out_mode", div_mode_out);
   m.impl("floor_divide", floor_divide_fn);
   m.impl("floor_divide_.Tensor", floor_divide_ip);
+  m.impl("floor_divide.out", floor_divide_out);
   m.impl("where.self", where_fn);
   m.impl("where.self_out", where_out);
   m.impl("clamp", clamp_fn);

@@ -37,6 +37,7 @@ void resize_like(Tensor& out, const Tensor& meta) {
 
 Tensor& arange_out(const c10::Scalar& start, const c10::Scalar& end, const c10::Scalar& step,
                    Tensor& out) {
+  check_not_complex("arange_cpu", out.scalar_type());
   Tensor meta = to_meta(out);
   at::arange_outf(start, end, step, meta);
   resize_like(out, meta);
@@ -69,36 +70,19 @@ int64_t vector_bytes() {
   return bytes;
 }
 
-Tensor& linspace_out(const c10::Scalar& start, const c10::Scalar& end, int64_t steps, Tensor& out) {
-  Tensor meta = to_meta(out);
-  at::linspace_outf(start, end, steps, meta);
-  TORCH_CHECK(out.scalar_type() != at::kBool, "\"linspace_cpu\" not implemented for 'Bool'");
-  resize_like(out, meta);
-  if (steps == 0) return out;
-  EngineLock g(engine_mutex());
-  DType t = dtype_of(out);
-  Shape s = shape_of_t(out);
-  if (steps == 1) {
-    assign(out, is_integral(t) ? ci(start.toLong(), DType::Int64, s) : cf(start.toDouble(), DType::Float64, s));
-    return out;
-  }
-  // Host values of start, end and step exactly as the CPU kernel computes them.
-  double a = 0, b = 0, st = 0;
-  DType c = DType::Float64;
-  AT_DISPATCH_ALL_TYPES_AND2(at::kHalf, at::kBFloat16, out.scalar_type(), "linspace_loom", [&] {
-    using step_t = std::conditional_t<std::is_integral<scalar_t>::value, double, scalar_t>;
-    const scalar_t s0 = start.to<scalar_t>(), s1 = end.to<scalar_t>();
-    const step_t step = (static_cast<step_t>(s1) - static_cast<step_t>(s0)) / (steps - 1);
-    a = static_cast<double>(s0), b = static_cast<double>(s1), st = static_cast<double>(step);
-    if (std::is_same<scalar_t, float>::value || std::is_same<scalar_t, at::Half>::value ||
-        std::is_same<scalar_t, at::BFloat16>::value)
-      c = DType::Float32;
-  });
-  // Values agree with CPU's to within an ulp of max(|start|, |end|): where the compilers
-  // contract a product and a sum into an fma differently, near-zero results differ more.
-  // CPU's loop: within full double-vector blocks, element c + j of the vector at c is
-  // base(c) + j * step, with base(c) the two-sided formula at c, rounded to the result type;
-  // the tail uses the formula per element. Emulated for the single-task case.
+// Values agree with CPU's to within an ulp of max(|start|, |end|): where the compilers
+// contract a product and a sum into an fma differently, near-zero results differ more.
+// CPU's loop: within full vector blocks of `vec` elements, element c + j of the vector at c
+// is base(c) + j * step, with base(c) the two-sided formula at c, rounded to the result
+// type; the tail uses the formula per element. Emulated for the single-task case. `a`, `b`
+// and `st` are start, end and step as the CPU computes them in `c`; the result has dtype `t`.
+template <class T>
+void parts_of(const T& v, double* out) { out[0] = static_cast<double>(v); }
+template <class T>
+void parts_of(const c10::complex<T>& v, double* out) { out[0] = v.real(), out[1] = v.imag(); }
+
+NodeRef linspace_value(double a, double b, double st, DType t, DType c, int64_t steps,
+                       int64_t vec, const Shape& s) {
   NodeRef stepc = cf(st, c, s);
   auto mul = [&](const NodeRef& x, const NodeRef& y) { return rounded(binary(Op::Mul, x, y), t); };
   auto formula = [&](const NodeRef& idx) {
@@ -111,7 +95,6 @@ Tensor& linspace_out(const c10::Scalar& start, const c10::Scalar& end, int64_t s
   };
   NodeRef i = iota(c, s, 0);
   NodeRef v = formula(i);
-  const int64_t vec = vector_bytes() / int64_t(out.element_size());
   if (steps <= at::internal::GRAIN_SIZE && steps >= 2 * vec) {
     NodeRef j = binary(Op::Fmod, i, cf(double(vec), c, s));
     NodeRef base = formula(binary(Op::Sub, i, j));
@@ -119,6 +102,42 @@ Tensor& linspace_out(const c10::Scalar& start, const c10::Scalar& end, int64_t s
     v = where(in_vec, rounded(binary(Op::Add, base, mul(rounded(j, t), stepc)), t), v);
   }
   if (is_integral(t)) v = unary(Op::Trunc, v);
+  return v;
+}
+
+Tensor& linspace_out(const c10::Scalar& start, const c10::Scalar& end, int64_t steps, Tensor& out) {
+  Tensor meta = to_meta(out);
+  at::linspace_outf(start, end, steps, meta);
+  TORCH_CHECK(out.scalar_type() != at::kBool, "\"linspace_cpu\" not implemented for 'Bool'");
+  resize_like(out, meta);
+  if (steps == 0) return out;
+  EngineLock g(engine_mutex());
+  DType t = dtype_of(out);
+  Shape s = shape_of_t(out);
+  if (steps == 1) {
+    assign(out, is_integral(t)   ? ci(start.toLong(), DType::Int64, s)
+                : is_complex(t) ? scalar_node(start, s, DType::Complex128)
+                                : cf(start.toDouble(), DType::Float64, s));
+    return out;
+  }
+  // Host values of start, end and step exactly as the CPU kernel computes them; a complex
+  // linspace is one per part (its step scales and adds the parts independently).
+  double a[2] = {0, 0}, b[2] = {0, 0}, st[2] = {0, 0};
+  DType c = DType::Float64;
+  AT_DISPATCH_ALL_TYPES_AND_COMPLEX_AND2(at::kHalf, at::kBFloat16, out.scalar_type(), "linspace_cpu", [&] {
+    using step_t = std::conditional_t<std::is_integral<scalar_t>::value, double, scalar_t>;
+    const scalar_t s0 = start.to<scalar_t>(), s1 = end.to<scalar_t>();
+    const step_t step = (static_cast<step_t>(s1) - static_cast<step_t>(s0)) / (steps - 1);
+    parts_of(s0, a), parts_of(s1, b), parts_of(step, st);
+    if (std::is_same<scalar_t, float>::value || std::is_same<scalar_t, at::Half>::value ||
+        std::is_same<scalar_t, at::BFloat16>::value || std::is_same<scalar_t, c10::complex<float>>::value)
+      c = DType::Float32;
+  });
+  const int64_t vec = vector_bytes() / int64_t(out.element_size());
+  DType part = real_part_dtype(t);
+  NodeRef v = linspace_value(a[0], b[0], st[0], part, c, steps, vec, s);
+  if (is_complex(t))
+    v = binary(Op::Complex, v, linspace_value(a[1], b[1], st[1], part, c, steps, vec, s));
   assign(out, v);
   return out;
 }
@@ -155,7 +174,14 @@ DType rand_dtype(const Tensor& self) {
   return self.scalar_type() == at::kDouble ? DType::Float64 : DType::Float32;
 }
 
+// A complex tensor is filled as its parts, like the CPU does (normal_: each part gets
+// half the variance).
 Tensor& uniform_ip(Tensor& self, double from, double to, c10::optional<at::Generator> gen) {
+  if (self.is_complex()) {
+    Tensor parts = at::view_as_real(self);
+    uniform_ip(parts, from, to, gen);
+    return self;
+  }
   check_floating(self, "check_uniform_bounds");
   to_meta(self).uniform_(from, to);
   uint64_t seed = next_seed(gen);
@@ -168,6 +194,12 @@ Tensor& uniform_ip(Tensor& self, double from, double to, c10::optional<at::Gener
 }
 
 Tensor& normal_ip(Tensor& self, double mean, double std, c10::optional<at::Generator> gen) {
+  if (self.is_complex()) {
+    TORCH_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
+    Tensor parts = at::view_as_real(self);
+    normal_ip(parts, mean, std / std::sqrt(2), gen);
+    return self;
+  }
   check_floating(self, "normal_kernel_cpu");
   to_meta(self).normal_(mean, std);
   uint64_t seed = next_seed(gen);
@@ -183,14 +215,22 @@ Tensor& normal_ip(Tensor& self, double mean, double std, c10::optional<at::Gener
 Tensor normal_value(const Tensor& meta, const c10::optional<Tensor>& mean_t, double mean,
                     const c10::optional<Tensor>& std_t, double std,
                     c10::optional<at::Generator> gen) {
+  TORCH_CHECK(!std_t || !std_t->is_complex(), "normal expects standard deviation to be non-complex");
   uint64_t seed = next_seed(gen);
   EngineLock g(engine_mutex());
   Tensor out = result_like(meta);
   DType c = rand_dtype(out);
   Shape s = shape_of_t(out);
+  NodeRef n = rand_normal(c, s, seed, 0);
+  if (out.is_complex()) {  // parts of variance 1/2, as the CPU's
+    NodeRef half = cf(1 / std::sqrt(2), c, s);
+    NodeRef im = rand_normal(c, s, seed, uint64_t(numel(s)));
+    n = binary(Op::Complex, binary(Op::Mul, n, half), binary(Op::Mul, im, half));
+    c = n->dtype;
+  }
   NodeRef m = mean_t ? operand(*mean_t, s, c) : cf(mean, c, s);
   NodeRef d = std_t ? operand(*std_t, s, c) : cf(std, c, s);
-  assign(out, binary(Op::Add, m, binary(Op::Mul, d, rand_normal(c, s, seed, 0))));
+  assign(out, binary(Op::Add, m, binary(Op::Mul, d, n)));
   return out;
 }
 Tensor normal_tf(const Tensor& mean, double std, c10::optional<at::Generator> gen) {
@@ -227,6 +267,7 @@ NodeRef bernoulli_value(const Tensor& self, const NodeRef& p, uint64_t seed) {
 }
 
 Tensor& bernoulli_float_ip(Tensor& self, double p, c10::optional<at::Generator> gen) {
+  check_not_complex("bernoulli_scalar_cpu_", self.scalar_type());
   TORCH_CHECK(0 <= p && p <= 1, "bernoulli_ expects p to be in [0, 1], but got p=", p);
   to_meta(self).bernoulli_(p);
   uint64_t seed = next_seed(gen);
@@ -237,6 +278,8 @@ Tensor& bernoulli_float_ip(Tensor& self, double p, c10::optional<at::Generator> 
 
 Tensor& bernoulli_tensor_ip(Tensor& self, const Tensor& p, c10::optional<at::Generator> gen) {
   check_operands("bernoulli_", {p});
+  check_not_complex("bernoulli_tensor_cpu_self_", self.scalar_type());
+  check_not_complex("bernoulli_tensor_cpu_p_", p.scalar_type());
   to_meta(self).bernoulli_(to_meta(p));
   uint64_t seed = next_seed(gen);
   EngineLock g(engine_mutex());
@@ -278,6 +321,7 @@ int64_t default_to_inc(const Tensor& self) {
 }
 
 Tensor& random_ip(Tensor& self, c10::optional<at::Generator> gen) {
+  check_not_complex("random_kernel_cpu", self.scalar_type());
   to_meta(self).random_();
   random_fill(self, 0, default_to_inc(self), gen);
   return self;

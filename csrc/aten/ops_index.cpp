@@ -23,8 +23,13 @@ bool is_mask(const Tensor& t) {
   return t.scalar_type() == at::kBool || t.scalar_type() == at::kByte;
 }
 
-// True when the element at `p` (of dtype t) is nonzero; floats ignore the sign bit.
+// True when the element at `p` (of dtype t) is nonzero; floats ignore the sign bit, and a
+// complex element is nonzero when either part is.
 bool element_nonzero(const char* p, c10::ScalarType t) {
+  if (at::isComplexType(t)) {
+    c10::ScalarType part = c10::toRealValueType(t);
+    return element_nonzero(p, part) || element_nonzero(p + c10::elementSize(part), part);
+  }
   uint64_t bits = 0;
   size_t n = c10::elementSize(t);
   std::memcpy(&bits, p, n);
@@ -368,6 +373,7 @@ Tensor& masked_fill_scalar(Tensor& self, const Tensor& mask, const c10::Scalar& 
   check_operands("masked_fill_", {self, mask});
   to_meta(self).masked_fill_(to_meta(mask), value);
   at::assert_no_internal_overlap(self);
+  check_scalar_fits(value, self.scalar_type());
   return masked_fill_value(self, mask, scalar_node(value, shape_of(self.sizes()), to_loom(self.scalar_type())));
 }
 
@@ -375,10 +381,63 @@ Tensor& masked_fill_tensor(Tensor& self, const Tensor& mask, const Tensor& value
   check_operands("masked_fill_", {self, mask});
   TORCH_CHECK(value.dim() == 0, "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
               value.dim(), " dimension(s).");
-  if (!is_loom(value)) return masked_fill_scalar(self, mask, value.item());
+  if (!is_loom(value) || (value.is_complex() && !self.is_complex()))
+    return masked_fill_scalar(self, mask, value.item());
   to_meta(self).masked_fill_(to_meta(mask), to_meta(value));
   at::assert_no_internal_overlap(self);
   return masked_fill_value(self, mask, operand(value, shape_of(self.sizes()), to_loom(self.scalar_type())));
+}
+
+// The k-th true element of the mask (row-major over self) takes source's k-th element:
+// a running count of the mask picks the source element, all lazily.
+Tensor& masked_scatter_fn(Tensor& self, const Tensor& mask, const Tensor& source) {
+  check_operands("masked_scatter_", {self, mask, source});
+  TORCH_CHECK(self.scalar_type() == source.scalar_type(),
+              "masked_scatter: expected self and source to have same dtypes but got",
+              self.scalar_type(), " and ", source.scalar_type());
+  at::assert_no_internal_overlap(self);
+  Tensor m = mask.expand(self.sizes());
+  if (self.numel() == 0) return self;
+  const char* too_few = "Number of elements of source < number of ones in mask";
+  if (source.numel() == 0) {  // nothing to gather from: only an all-false mask is valid
+    TORCH_CHECK(!m.any().item<bool>(), too_few);
+    return self;
+  }
+  Tensor count = at::cumsum(m.reshape({-1}).to(at::kLong), 0).view(self.sizes());
+  Tensor src = source.dim() == 0 ? source.view({1}) : source;
+  Shape shape = shape_of(self.sizes());
+  EngineLock g(engine_mutex());
+  NodeRef take = cast(read_tensor(m), DType::Bool);
+  NodeRef k = where(take, binary(Op::Sub, read_tensor(count), int_const(1, shape)), int_const(0, shape));
+  k = checked(k, src.numel(), false, false, too_few);
+  DType dtype = to_loom(self.scalar_type());
+  NodeRef v = gather(buffer_of(src), dtype, storage_index(src, unravel(k, src.sizes())));
+  write_tensor(self, where(take, v, read_tensor(self)));
+  return self;
+}
+
+// repeat_interleave(repeats): each position i repeated repeats[i] times. The result's
+// size depends on the values, so they are read on the host.
+Tensor repeat_interleave_fn(const Tensor& repeats, c10::optional<int64_t> output_size) {
+  check_operands("repeat_interleave", {repeats});
+  TORCH_CHECK(repeats.dim() == 1, "repeat_interleave only accept 1D vector as repeat");
+  TORCH_CHECK(repeats.scalar_type() == at::kLong || repeats.scalar_type() == at::kInt,
+              "\"repeat_interleave\" not implemented for '", repeats.scalar_type(), "'");
+  Tensor host = repeats.cpu().to(at::kLong).contiguous();
+  const int64_t* r = host.data_ptr<int64_t>();
+  std::vector<int64_t> out;
+  for (int64_t i = 0; i < host.numel(); ++i) {
+    TORCH_CHECK(r[i] >= 0, "repeats can not be negative");
+    out.insert(out.end(), size_t(r[i]), i);
+  }
+  TORCH_CHECK(!output_size || *output_size == int64_t(out.size()),
+              "allocated size does not match required size");
+  Tensor result = empty_loom({int64_t(out.size())}, at::kLong);
+  if (!out.empty()) {
+    EngineLock g(engine_mutex());
+    write_host(buffer_of(result), out.data(), out.size() * sizeof(int64_t));
+  }
+  return result;
 }
 
 Tensor masked_select_fn(const Tensor& self, const Tensor& mask) {
@@ -419,6 +478,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("nonzero", TORCH_FN(nonzero_fn));
   m.impl("nonzero.out", TORCH_FN(nonzero_out));
   m.impl("masked_select", TORCH_FN(masked_select_fn));
+  m.impl("masked_scatter_", TORCH_FN(masked_scatter_fn));
+  m.impl("repeat_interleave.Tensor", TORCH_FN(repeat_interleave_fn));
   m.impl("masked_select.out", TORCH_FN(masked_select_out));
 }
 

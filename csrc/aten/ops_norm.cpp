@@ -1,6 +1,7 @@
-// Layer norm and GELU forward, built from reductions and elementwise nodes so that they
-// run on Loom and fuse with their neighbours. Their backward still falls back to the CPU.
-#include <ATen/native/Resize.h>
+// Normalization forward and backward: native_layer_norm and native_batch_norm (group
+// norm and instance norm reach them through composites). Statistics are reductions,
+// accumulated in float32 for reduced floats; everything else is elementwise, so a
+// normalization and its neighbours fuse.
 #include <torch/library.h>
 
 #include "aten/op_util.h"
@@ -10,99 +11,267 @@ namespace loom::aten {
 namespace {
 
 using at::Tensor;
+using OptTensor = c10::optional<Tensor>;
 
-NodeRef scalar_like(double v, const NodeRef& like) {
-  return constant(Scalar::of_float(v), like->dtype, like->shape);
+bool has(const OptTensor& t) { return t.has_value() && t->defined(); }
+DType acc_of(DType t) { return is_reduced_float(t) ? DType::Float32 : t; }
+
+NodeRef scalar(double v, DType t, const Shape& s) { return constant(Scalar::of_float(v), t, s); }
+
+// The mean over `axes` of v, broadcast back to v's shape.
+NodeRef mean_over(const NodeRef& v, const std::vector<int>& axes, int64_t count) {
+  NodeRef sum = reduce(ReduceKind::Sum, v, axes, v->dtype);
+  return expand(binary(Op::Div, sum, scalar(double(count), v->dtype, sum->shape)), v->shape);
 }
 
-DType compute_dtype(const Tensor& t) {
-  DType d = to_loom(t.scalar_type());
-  return is_reduced_float(d) ? DType::Float32 : d;
-}
-
-// Two passes, as the CPU: the mean, then the mean of squared deviations (biased).
-std::tuple<Tensor, Tensor, Tensor> native_layer_norm_fn(const Tensor& input,
-                                                        at::IntArrayRef normalized_shape,
-                                                        const c10::optional<Tensor>& weight,
-                                                        const c10::optional<Tensor>& bias,
-                                                        double eps) {
-  auto meta =
-      at::native_layer_norm(to_meta(input), normalized_shape, to_meta(weight), to_meta(bias), eps);
-  check_operands("native_layer_norm", {input, weight.value_or(Tensor()), bias.value_or(Tensor())});
-  // The statistics as the CPU has them: the input's dtype, size 1 over the normalized dims
-  // (the meta kernel differs for empty and reduced-float inputs).
-  std::vector<int64_t> stat_shape(input.sizes().begin(), input.sizes().end());
-  for (size_t i = stat_shape.size() - normalized_shape.size(); i < stat_shape.size(); ++i)
-    stat_shape[i] = 1;
-  Tensor stat_meta = at::empty(stat_shape, input.options().device(at::kMeta));
-  EngineLock g(engine_mutex());
-  Tensor out = result_like(std::get<0>(meta));
-  Tensor mean = result_like(stat_meta);
-  Tensor rstd = result_like(stat_meta);
-  Shape s = shape_of(input.sizes());
-  std::vector<int> axes;
-  int64_t n = 1;
-  for (int d = int(input.dim() - normalized_shape.size()); d < input.dim(); ++d) {
-    axes.push_back(d);
-    n *= s[d];
+// A per-channel (C) value laid along dim 1 of `shape` (batch norm), or the trailing
+// normalized dims (layer norm) when `trailing` is set.
+NodeRef along(const NodeRef& v, const Shape& shape, int64_t first_dim) {
+  IndexMap m;
+  m.offs.assign(v->shape.size(), 0);
+  for (int64_t j = 0; j < int64_t(shape.size()); ++j) {
+    int64_t k = j - first_dim;
+    bool in = k >= 0 && k < int64_t(v->shape.size());
+    m.dim_of.push_back(in ? int(k) : -1);
+    m.mult.push_back(in ? 1 : 0);
   }
-  DType acc = compute_dtype(input);
+  return reindex(v, shape, m);
+}
+
+// --- layer norm ---
+
+std::tuple<Tensor, Tensor, Tensor> layer_norm(const Tensor& input, at::IntArrayRef normalized,
+                                              const OptTensor& weight, const OptTensor& bias,
+                                              double eps) {
+  check_operands("native_layer_norm", {input});
+  auto meta = at::native_layer_norm(to_meta(input), normalized, to_meta(weight), to_meta(bias), eps);
+  Tensor out = result_like(std::get<0>(meta)), mean = result_like(std::get<1>(meta)),
+         rstd = result_like(std::get<2>(meta));
+  if (input.numel() == 0) return {out, mean, rstd};
+  const int64_t axis = input.dim() - int64_t(normalized.size());
+  std::vector<int> axes;
+  int64_t count = 1;
+  for (int64_t d = axis; d < input.dim(); ++d) {
+    axes.push_back(int(d));
+    count *= input.size(d);
+  }
+  EngineLock g(engine_mutex());
+  DType t = to_loom(input.scalar_type()), acc = acc_of(t);
+  Shape s = shape_of(input.sizes());
   NodeRef x = cast(read_tensor(input), acc);
-  NodeRef m = reduce(ReduceKind::Sum, x, axes, acc);
-  m = binary(Op::Div, m, scalar_like(double(n), m));
-  NodeRef dev = binary(Op::Sub, x, expand(m, s));
-  NodeRef var = reduce(ReduceKind::Sum, binary(Op::Mul, dev, dev), axes, acc);
-  var = binary(Op::Div, var, scalar_like(double(n), var));
-  NodeRef r = unary(Op::Rsqrt, binary(Op::Add, var, scalar_like(eps, var)));
-  NodeRef y = binary(Op::Mul, dev, expand(r, s));
-  if (weight && weight->defined()) y = binary(Op::Mul, y, operand(*weight, s, acc));
-  if (bias && bias->defined()) y = binary(Op::Add, y, operand(*bias, s, acc));
-  assign(out, y);
-  assign(mean, m);
-  assign(rstd, r);
+  NodeRef mu = mean_over(x, axes, count);
+  NodeRef centered = binary(Op::Sub, x, mu);
+  NodeRef var = mean_over(binary(Op::Mul, centered, centered), axes, count);
+  NodeRef r = unary(Op::Rsqrt, binary(Op::Add, var, scalar(eps, acc, s)));
+  NodeRef y = binary(Op::Mul, centered, r);
+  if (has(weight)) y = binary(Op::Mul, y, along(cast(read_tensor(*weight), acc), s, axis));
+  if (has(bias)) y = binary(Op::Add, y, along(cast(read_tensor(*bias), acc), s, axis));
+  assign(out, cast(y, t));
+  // mean and rstd keep the normalized dims as size 1.
+  Shape stat = shape_of(mean.sizes());
+  IndexMap pick;  // stat coords -> the first element of each normalized block
+  pick.offs.assign(s.size(), 0);
+  for (size_t j = 0; j < s.size(); ++j) {
+    bool keep = int64_t(j) < axis;
+    pick.dim_of.push_back(keep ? int(j) : -1);
+    pick.mult.push_back(keep ? 1 : 0);
+  }
+  assign(mean, cast(reindex(mu, stat, pick), to_loom(mean.scalar_type())));
+  assign(rstd, cast(reindex(r, stat, pick), to_loom(rstd.scalar_type())));
   return {out, mean, rstd};
 }
 
-// The CPU's formulas, in float for reduced floats:
-//   none: x * 0.5 * (1 + erf(x / sqrt(2)));  tanh: 0.5 * x * (1 + tanh(b * (x + k * x^3))).
-NodeRef gelu_value(const Tensor& self, c10::string_view approximate) {
-  DType acc = compute_dtype(self);
-  NodeRef x = cast(read_tensor(self), acc);
-  auto c = [&](double v) { return scalar_like(v, x); };
-  NodeRef one_plus;
-  if (approximate == "tanh") {
-    NodeRef cube = binary(Op::Mul, binary(Op::Mul, x, x), x);
-    NodeRef inner = binary(Op::Add, x, binary(Op::Mul, c(0.044715), cube));
-    inner = binary(Op::Mul, c(M_SQRT2 * M_2_SQRTPI * 0.5), inner);
-    one_plus = binary(Op::Add, c(1), unary(Op::Tanh, inner));
-    return binary(Op::Mul, binary(Op::Mul, c(0.5), x), one_plus);
+std::tuple<Tensor, Tensor, Tensor> layer_norm_backward(
+    const Tensor& grad_out, const Tensor& input, at::IntArrayRef normalized, const Tensor& mean,
+    const Tensor& rstd, const OptTensor& weight, const OptTensor& bias, std::array<bool, 3> mask) {
+  check_operands("native_layer_norm_backward", {grad_out, input, mean, rstd});
+  const int64_t axis = input.dim() - int64_t(normalized.size());
+  std::vector<int> inner, outer;
+  int64_t count = 1;
+  for (int64_t d = 0; d < input.dim(); ++d) {
+    if (d >= axis) {
+      inner.push_back(int(d));
+      count *= input.size(d);
+    } else {
+      outer.push_back(int(d));
+    }
   }
-  one_plus = binary(Op::Add, c(1), unary(Op::Erf, binary(Op::Mul, x, c(M_SQRT1_2))));
-  return binary(Op::Mul, binary(Op::Mul, x, c(0.5)), one_plus);
+  Tensor gi, gw, gb;
+  EngineLock g(engine_mutex());
+  DType t = to_loom(input.scalar_type()), acc = acc_of(t);
+  Shape s = shape_of(input.sizes());
+  NodeRef x = cast(read_tensor(input), acc), go = cast(read_tensor(grad_out), acc);
+  NodeRef mu = expand(cast(read_tensor(mean), acc), s), r = expand(cast(read_tensor(rstd), acc), s);
+  NodeRef xhat = binary(Op::Mul, binary(Op::Sub, x, mu), r);
+  auto per_feature = [&](const NodeRef& v, const Tensor& like) {
+    NodeRef sum = reduce(ReduceKind::Sum, v, outer, acc);
+    Shape ws = shape_of(like.sizes());
+    IndexMap m;
+    m.offs.assign(s.size(), 0);
+    for (size_t j = 0; j < ws.size(); ++j) {
+      m.dim_of.push_back(int(axis + int64_t(j)));
+      m.mult.push_back(1);
+    }
+    return cast(reindex(sum, ws, m), to_loom(like.scalar_type()));
+  };
+  if (mask[0] && input.numel() > 0) {
+    NodeRef gx = go;
+    if (has(weight)) gx = binary(Op::Mul, gx, along(cast(read_tensor(*weight), acc), s, axis));
+    NodeRef a = mean_over(gx, inner, count);
+    NodeRef b = mean_over(binary(Op::Mul, gx, xhat), inner, count);
+    NodeRef v = binary(Op::Mul, r, binary(Op::Sub, binary(Op::Sub, gx, a), binary(Op::Mul, xhat, b)));
+    gi = empty_loom(input.sizes(), input.scalar_type());
+    assign(gi, cast(v, t));
+  } else if (mask[0]) {
+    gi = empty_loom(input.sizes(), input.scalar_type());
+  }
+  if (mask[1] && has(weight)) {
+    gw = empty_loom(weight->sizes(), weight->scalar_type());
+    if (input.numel() > 0) assign(gw, per_feature(binary(Op::Mul, go, xhat), *weight));
+    else gw.zero_();
+  }
+  if (mask[2] && has(bias)) {
+    gb = empty_loom(bias->sizes(), bias->scalar_type());
+    if (input.numel() > 0) assign(gb, per_feature(go, *bias));
+    else gb.zero_();
+  }
+  return {gi, gw, gb};
 }
 
-Tensor gelu_fn(const Tensor& self, c10::string_view approximate) {
-  Tensor meta = at::gelu(to_meta(self), approximate);
-  EngineLock g(engine_mutex());
-  Tensor out = result_like(meta);
-  assign(out, gelu_value(self, approximate));
-  return out;
+// --- batch norm ---
+
+std::vector<int> batch_axes(const Tensor& input) {
+  std::vector<int> axes{0};
+  for (int64_t d = 2; d < input.dim(); ++d) axes.push_back(int(d));
+  return axes;
 }
 
-Tensor& gelu_out(const Tensor& self, c10::string_view approximate, Tensor& out) {
-  Tensor r = gelu_fn(self, approximate);
-  at::native::resize_output(out, r.sizes());
+// A (C) value from an (N, C, ...) value reduced over batch_axes.
+NodeRef per_channel(const NodeRef& reduced, int64_t c) {
+  IndexMap m;
+  m.offs.assign(reduced->shape.size(), 0);
+  m.dim_of.push_back(1);
+  m.mult.push_back(1);
+  return reindex(reduced, {c}, m);
+}
+
+std::tuple<Tensor, Tensor, Tensor> batch_norm(const Tensor& input, const OptTensor& weight,
+                                              const OptTensor& bias, const OptTensor& running_mean,
+                                              const OptTensor& running_var, bool training,
+                                              double momentum, double eps) {
+  check_operands("native_batch_norm", {input});
+  TORCH_CHECK(input.dim() >= 2, "batch_norm: expected an input with at least 2 dims, got ", input.dim());
+  const int64_t c = input.size(1);
+  const int64_t count = c == 0 ? 0 : input.numel() / c;
+  TORCH_CHECK(!training || count > 1, "Expected more than 1 value per channel when training, got input size ", input.sizes());
+  if (!training)
+    TORCH_CHECK(has(running_mean) && has(running_var), "running_mean and running_var must be defined in evaluation mode");
+  DType t = to_loom(input.scalar_type()), acc = acc_of(t);
+  c10::ScalarType stat_type = is_reduced_float(t) ? at::kFloat : input.scalar_type();
+  Tensor out = empty_loom(input.sizes(), input.scalar_type(), input.suggest_memory_format());
+  Tensor save_mean = empty_loom({training ? c : 0}, stat_type);
+  Tensor save_invstd = empty_loom({training ? c : 0}, stat_type);
+  if (input.numel() == 0) return {out, save_mean, save_invstd};
   EngineLock g(engine_mutex());
-  assign(out, read_tensor(r));
-  return out;
+  Shape s = shape_of(input.sizes());
+  std::vector<int> axes = batch_axes(input);
+  NodeRef x = cast(read_tensor(input), acc);
+  NodeRef mu, invstd;
+  if (training) {
+    mu = mean_over(x, axes, count);
+    NodeRef centered = binary(Op::Sub, x, mu);
+    NodeRef var = mean_over(binary(Op::Mul, centered, centered), axes, count);
+    invstd = unary(Op::Rsqrt, binary(Op::Add, var, scalar(eps, acc, s)));
+    NodeRef mu_c = per_channel(reduce(ReduceKind::Sum, x, axes, acc), c);
+    mu_c = binary(Op::Div, mu_c, scalar(double(count), acc, {c}));
+    NodeRef sq = reduce(ReduceKind::Sum, binary(Op::Mul, centered, centered), axes, acc);
+    NodeRef var_c = binary(Op::Div, per_channel(sq, c), scalar(double(count), acc, {c}));
+    assign(save_mean, mu_c);
+    assign(save_invstd, unary(Op::Rsqrt, binary(Op::Add, var_c, scalar(eps, acc, {c}))));
+    if (has(running_mean)) {
+      NodeRef rm = cast(read_tensor(*running_mean), acc);
+      write_tensor(*running_mean, cast(binary(Op::Add, binary(Op::Mul, rm, scalar(1 - momentum, acc, {c})),
+                                              binary(Op::Mul, mu_c, scalar(momentum, acc, {c}))),
+                                       to_loom(running_mean->scalar_type())));
+    }
+    if (has(running_var)) {
+      NodeRef rv = cast(read_tensor(*running_var), acc);
+      NodeRef unbiased = binary(Op::Mul, var_c, scalar(double(count) / double(count - 1), acc, {c}));
+      write_tensor(*running_var, cast(binary(Op::Add, binary(Op::Mul, rv, scalar(1 - momentum, acc, {c})),
+                                             binary(Op::Mul, unbiased, scalar(momentum, acc, {c}))),
+                                      to_loom(running_var->scalar_type())));
+    }
+  } else {
+    mu = along(cast(read_tensor(*running_mean), acc), s, 1);
+    invstd = unary(Op::Rsqrt, binary(Op::Add, along(cast(read_tensor(*running_var), acc), s, 1),
+                                     scalar(eps, acc, s)));
+  }
+  NodeRef y = binary(Op::Mul, binary(Op::Sub, x, mu), invstd);
+  if (has(weight)) y = binary(Op::Mul, y, along(cast(read_tensor(*weight), acc), s, 1));
+  if (has(bias)) y = binary(Op::Add, y, along(cast(read_tensor(*bias), acc), s, 1));
+  assign(out, cast(y, t));
+  return {out, save_mean, save_invstd};
+}
+
+std::tuple<Tensor, Tensor, Tensor> batch_norm_backward(
+    const Tensor& grad_out, const Tensor& input, const OptTensor& weight,
+    const OptTensor& running_mean, const OptTensor& running_var, const OptTensor& save_mean,
+    const OptTensor& save_invstd, bool train, double eps, std::array<bool, 3> mask) {
+  check_operands("native_batch_norm_backward", {grad_out, input});
+  const int64_t c = input.size(1);
+  const int64_t count = c == 0 ? 0 : input.numel() / c;
+  DType t = to_loom(input.scalar_type()), acc = acc_of(t);
+  Tensor gi, gw, gb;
+  if (mask[0]) gi = empty_loom(input.sizes(), input.scalar_type(), input.suggest_memory_format());
+  if (mask[1]) gw = has(weight) ? empty_loom(weight->sizes(), weight->scalar_type()) : empty_loom({c}, input.scalar_type());
+  if (mask[2]) gb = has(weight) ? empty_loom(weight->sizes(), weight->scalar_type()) : empty_loom({c}, input.scalar_type());
+  if (input.numel() == 0) {
+    if (gw.defined()) gw.zero_();
+    if (gb.defined()) gb.zero_();
+    return {gi, gw, gb};
+  }
+  EngineLock g(engine_mutex());
+  Shape s = shape_of(input.sizes());
+  std::vector<int> axes = batch_axes(input);
+  NodeRef x = cast(read_tensor(input), acc), go = cast(read_tensor(grad_out), acc);
+  NodeRef mu, invstd;
+  if (train) {
+    mu = along(cast(read_tensor(*save_mean), acc), s, 1);
+    invstd = along(cast(read_tensor(*save_invstd), acc), s, 1);
+  } else {
+    mu = along(cast(read_tensor(*running_mean), acc), s, 1);
+    invstd = unary(Op::Rsqrt, binary(Op::Add, along(cast(read_tensor(*running_var), acc), s, 1),
+                                     scalar(eps, acc, s)));
+  }
+  NodeRef xhat = binary(Op::Mul, binary(Op::Sub, x, mu), invstd);
+  NodeRef w = has(weight) ? along(cast(read_tensor(*weight), acc), s, 1) : scalar(1.0, acc, s);
+  if (mask[0]) {
+    NodeRef v;
+    if (train) {
+      NodeRef a = mean_over(go, axes, count);
+      NodeRef b = mean_over(binary(Op::Mul, go, xhat), axes, count);
+      v = binary(Op::Mul, binary(Op::Mul, w, invstd),
+                 binary(Op::Sub, binary(Op::Sub, go, a), binary(Op::Mul, xhat, b)));
+    } else {
+      v = binary(Op::Mul, binary(Op::Mul, go, w), invstd);
+    }
+    assign(gi, cast(v, t));
+  }
+  if (mask[1])
+    assign(gw, cast(per_channel(reduce(ReduceKind::Sum, binary(Op::Mul, go, xhat), axes, acc), c),
+                    to_loom(gw.scalar_type())));
+  if (mask[2])
+    assign(gb, cast(per_channel(reduce(ReduceKind::Sum, go, axes, acc), c), to_loom(gb.scalar_type())));
+  return {gi, gw, gb};
 }
 
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("native_layer_norm", native_layer_norm_fn);
-  m.impl("gelu", gelu_fn);
-  m.impl("gelu.out", gelu_out);
+  m.impl("native_layer_norm", TORCH_FN(layer_norm));
+  m.impl("native_layer_norm_backward", TORCH_FN(layer_norm_backward));
+  m.impl("native_batch_norm", TORCH_FN(batch_norm));
+  m.impl("native_batch_norm_backward", TORCH_FN(batch_norm_backward));
 }
 
 }  // namespace loom::aten

@@ -20,8 +20,9 @@ using Axes = std::vector<int>;
 Shape out_shape(const Tensor& t) { return shape_of(t.sizes()); }
 DType dtype_of(const Tensor& t) { return to_loom(t.scalar_type()); }
 
-// Half types accumulate in Float32, as the CPU kernels do.
+// Half types accumulate in Float32 (ComplexHalf in Complex64), as the CPU kernels do.
 DType acc_dtype(DType t) {
+  if (t == DType::Complex32) return DType::Complex64;
   return t == DType::Float16 || t == DType::BFloat16 ? DType::Float32 : t;
 }
 
@@ -188,14 +189,16 @@ Tensor prod_all(const Tensor& self, c10::optional<at::ScalarType> dtype) {
 
 // --- amax/amin, max/min, argmax/argmin, all/any ---
 
-#define LOOM_EXTREMUM(name, KIND)                                                           \
+#define LOOM_EXTREMUM(name, KIND, CPU_KERNEL)                                               \
   Tensor name##_fn(const Tensor& self, at::IntArrayRef dim, bool keepdim) {                 \
+    check_not_complex(CPU_KERNEL, self.scalar_type());                                      \
     Axes axes = reduce_axes(self.dim(), dim);                                               \
     return functional(at::name(to_meta(self), dim, keepdim), [&](DType r, const Shape& s) { \
       return drop_axes(reduced(ReduceKind::KIND, self, axes, r), axes, s);                  \
     });                                                                                     \
   }                                                                                         \
   Tensor& name##_out(const Tensor& self, at::IntArrayRef dim, bool keepdim, Tensor& out) {  \
+    check_not_complex(CPU_KERNEL, self.scalar_type());                                      \
     Axes axes = reduce_axes(self.dim(), dim);                                               \
     return into(                                                                            \
         out, [&](Tensor& mo) { at::name##_outf(to_meta(self), dim, keepdim, mo); },         \
@@ -203,10 +206,11 @@ Tensor prod_all(const Tensor& self, c10::optional<at::ScalarType> dtype) {
           return drop_axes(reduced(ReduceKind::KIND, self, axes, r), axes, s);              \
         });                                                                                 \
   }
-LOOM_EXTREMUM(amax, Max)
-LOOM_EXTREMUM(amin, Min)
+LOOM_EXTREMUM(amax, Max, "max_values_cpu")
+LOOM_EXTREMUM(amin, Min, "min_values_cpu")
 
 Tensor extremum_all(const char* name, ReduceKind kind, const Tensor& self) {
+  check_not_complex(kind == ReduceKind::Max ? "max_all" : "min_all", self.scalar_type());
   TORCH_CHECK(self.numel() > 0, name,
               "(): Expected reduction dim to be specified for input.numel() "
               "== 0. Specify the reduction dim with the 'dim' argument.");
@@ -220,6 +224,8 @@ Tensor min_all(const Tensor& self) { return extremum_all("min", ReduceKind::Min,
 
 void extremum_dim_into(ReduceKind kind, const Tensor& self, int64_t dim, const Tensor& values,
                        const Tensor& indices) {
+  TORCH_CHECK(!self.is_complex(), kind == ReduceKind::Max ? "max" : "min",
+              "(): does not support complex input");
   Axes axes = one_axis(self.dim(), dim);
   EngineLock g(engine_mutex());
   ReduceKind arg = kind == ReduceKind::Max ? ReduceKind::ArgMax : ReduceKind::ArgMin;
@@ -251,6 +257,7 @@ LOOM_EXTREMUM_DIM(min, Min)
 #define LOOM_ARG(name, KIND)                                                                      \
   void name##_check(const Tensor& self) {                                                         \
     TORCH_CHECK(self.scalar_type() != at::kBool, "\"" #name "\" not implemented for 'Bool'");     \
+    check_not_complex(#name "_cpu", self.scalar_type());                                          \
   }                                                                                               \
   Tensor name##_fn(const Tensor& self, c10::optional<int64_t> dim, bool keepdim) {                \
     Tensor meta = at::name(to_meta(self), dim, keepdim);                                          \
@@ -309,17 +316,27 @@ LOOM_BOOL_REDUCE(any, Any)
 
 // Two passes, as eager: the mean, then the sum of squared deviations over N - correction
 // (clamped at 0, so that too few elements give inf or nan as on the CPU).
-std::pair<NodeRef, NodeRef> var_and_mean(const Tensor& self, const Axes& axes, DType result,
-                                         c10::optional<int64_t> correction) {
-  DType acc = acc_dtype(result);
-  NodeRef x = cast(read_tensor(self), acc);
-  int64_t n = reduced_numel(out_shape(self), axes);
+std::pair<NodeRef, NodeRef> var_and_mean_of(const NodeRef& x, const Axes& axes, DType acc,
+                                            c10::optional<int64_t> correction) {
+  int64_t n = reduced_numel(x->shape, axes);
   NodeRef sum = reduce_value(ReduceKind::Sum, x, axes, acc);
   NodeRef mean = binary(Op::Div, sum, scalar_like(double(n), sum));
   NodeRef dev = binary(Op::Sub, x, expand(mean, x->shape));
   NodeRef ss = reduce_value(ReduceKind::Sum, binary(Op::Mul, dev, dev), axes, acc);
   double denom = double(std::max<int64_t>(0, n - correction.value_or(1)));
   return {binary(Op::Div, ss, scalar_like(denom, ss)), mean};
+}
+
+// The variance (of the real result dtype) and the mean (of the input's kind). A complex
+// input's variance is the sum of its parts' variances, as the CPU computes it.
+std::pair<NodeRef, NodeRef> var_and_mean(const Tensor& self, const Axes& axes, DType result,
+                                         c10::optional<int64_t> correction) {
+  DType acc = acc_dtype(result);
+  NodeRef x = read_tensor(self);
+  if (!is_complex(x->dtype)) return var_and_mean_of(cast(x, acc), axes, acc, correction);
+  auto re = var_and_mean_of(cast(unary(Op::Real, x), acc), axes, acc, correction);
+  auto im = var_and_mean_of(cast(unary(Op::Imag, x), acc), axes, acc, correction);
+  return {binary(Op::Add, re.first, im.first), binary(Op::Complex, re.second, im.second)};
 }
 
 NodeRef var_value(const Tensor& self, const Axes& axes, DType r, c10::optional<int64_t> c,
@@ -370,7 +387,9 @@ void match_var_out(Tensor& out, const Tensor& meta) {
     Tensor meta = name##_meta(self, dim, correction, keepdim);                                 \
     Axes axes = reduce_axes(self.dim(), dim);                                                  \
     EngineLock g(engine_mutex());                                                              \
-    Tensor v = result_like(meta), m = result_like(meta);                                       \
+    Tensor v = result_like(meta);                                                              \
+    Tensor m = empty_loom(meta.sizes(), meta.strides(),                                        \
+                          self.is_complex() ? self.scalar_type() : meta.scalar_type());        \
     auto vm = var_and_mean(self, axes, dtype_of(meta), correction);                            \
     NodeRef var = SQRT ? unary(Op::Sqrt, vm.first) : vm.first;                                 \
     assign(v, drop_axes(var, axes, out_shape(v)));                                             \
@@ -412,7 +431,7 @@ NodeRef norm_value(const Tensor& self, double ord, const Axes& axes, DType resul
   DType acc = acc_dtype(result);
   NodeRef x = read_tensor(self);
   if (dtype.has_value()) x = cast(x, to_loom(*dtype));
-  NodeRef a = unary(Op::Abs, cast(x, acc));
+  NodeRef a = is_complex(x->dtype) ? cast(unary(Op::Abs, x), acc) : unary(Op::Abs, cast(x, acc));
   auto sum = [&](const NodeRef& v) { return reduce_value(ReduceKind::Sum, v, axes, acc); };
   if (std::isinf(ord))
     return reduce_value(ord > 0 ? ReduceKind::Max : ReduceKind::Min, a, axes, acc);

@@ -129,6 +129,12 @@ Tensor& scatter_common(const Tensor& self, int64_t dim, const Tensor& index, con
   return out;
 }
 
+// A scalar scattered into `self`, converted (and checked) as the CPU converts it.
+NodeRef scattered_scalar(const Scalar& value, const Tensor& index, const Tensor& self) {
+  check_scalar_fits(value, self.scalar_type());
+  return scalar_node(value, shape_of(as_1d(index).sizes()), to_loom(self.scalar_type()));
+}
+
 #define LOOM_SCATTER_FORMS(name, overload, PARAMS, ARGS, META, SRC, VALUE, COMBINE)         \
   Tensor& name##_into(const Tensor& self, int64_t dim, const Tensor& index PARAMS,           \
                       Tensor& out) {                                                         \
@@ -155,15 +161,13 @@ Tensor& scatter_common(const Tensor& self, int64_t dim, const Tensor& index, con
 LOOM_SCATTER_FORMS(scatter_src, scatter, P(const Tensor& src), P(src), P(to_meta(src)), src,
                    source_over(src, index), std::nullopt)
 LOOM_SCATTER_FORMS(scatter_value, scatter, P(const Scalar& value), P(value), P(value), Tensor(),
-                   scalar_node(value, shape_of(as_1d(index).sizes()), to_loom(self.scalar_type())),
-                   std::nullopt)
+                   scattered_scalar(value, index, self), std::nullopt)
 LOOM_SCATTER_FORMS(scatter_reduce_src, scatter, P(const Tensor& src, c10::string_view reduce),
                    P(src, reduce), P(to_meta(src), reduce), src, source_over(src, index),
                    reduce_of(reduce))
 LOOM_SCATTER_FORMS(scatter_reduce_value, scatter, P(const Scalar& value, c10::string_view reduce),
                    P(value, reduce), P(value, reduce), Tensor(),
-                   scalar_node(value, shape_of(as_1d(index).sizes()), to_loom(self.scalar_type())),
-                   reduce_of(reduce))
+                   scattered_scalar(value, index, self), reduce_of(reduce))
 LOOM_SCATTER_FORMS(scatter_add, scatter_add, P(const Tensor& src), P(src), P(to_meta(src)), src,
                    source_over(src, index), ReduceKind::Sum)
 #undef P
@@ -191,6 +195,10 @@ Tensor& scatter_reduce_two_into(const Tensor& self, int64_t dim, const Tensor& i
   check_operands("scatter_reduce", {self, index, src});
   Tensor meta = at::scatter_reduce(to_meta(self), dim, to_meta(index), to_meta(src), reduce,
                                    include_self);
+  if (reduce == "amax" || reduce == "amin") {
+    std::string kernel = "scatter_gather_tensor_cpu_reduce_" + std::string(reduce);
+    check_not_complex(kernel.c_str(), self.scalar_type());
+  }
   {
     EngineLock g(engine_mutex());
     start_from(out, self, meta, {index, src});
@@ -208,7 +216,7 @@ Tensor& scatter_reduce_two_into(const Tensor& self, int64_t dim, const Tensor& i
     Tensor count = include_self ? at::ones_like(out) : at::zeros_like(out);
     count.scatter_add_(dim, index, at::ones_like(src));
     count.masked_fill_(count == 0, 1);
-    if (out.is_floating_point())
+    if (out.is_floating_point() || out.is_complex())
       out.div_(count);
     else
       out.div_(count, "floor");
@@ -319,6 +327,9 @@ Tensor& index_fill_value(Tensor& self, int64_t dim, const Tensor& index,
 Tensor& index_fill_scalar(Tensor& self, int64_t dim, const Tensor& index, const Scalar& value) {
   check_operands("index_fill_", {self, index});
   to_meta(self).index_fill_(dim, to_meta(index), value);
+  TORCH_CHECK(!value.isComplex() || self.is_complex(),
+              "index_fill_(): Converting complex Scalar to non-complex type is not supported");
+  check_scalar_fits(value, self.scalar_type());
   return index_fill_value(self, dim, index, [&](const Shape& shape, DType dtype) {
     return scalar_node(value, shape, dtype);
   });
@@ -328,7 +339,8 @@ Tensor& index_fill_tensor(Tensor& self, int64_t dim, const Tensor& index, const 
   check_operands("index_fill_", {self, index});
   TORCH_CHECK(value.dim() == 0, "index_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
               value.dim(), " dimension(s).");
-  if (!is_loom(value)) return index_fill_scalar(self, dim, index, value.item());
+  if (!is_loom(value) || (value.is_complex() && !self.is_complex()))
+    return index_fill_scalar(self, dim, index, value.item());
   to_meta(self).index_fill_(dim, to_meta(index), to_meta(value));
   return index_fill_value(self, dim, index, [&](const Shape& shape, DType dtype) {
     return operand(value, shape, dtype);

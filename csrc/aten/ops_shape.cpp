@@ -229,9 +229,10 @@ Tensor trace_fn(const Tensor& self) {
   TORCH_CHECK(self.scalar_type() != at::kBool, "\"trace\" not implemented for 'Bool'");
   DType in = dtype_of(self);
   DType out_t = is_integral(in) ? DType::Int64 : in;
-  DType acc = out_t == DType::Float32   ? DType::Float64
-              : is_reduced_float(out_t) ? DType::Float32
-                                        : out_t;
+  DType acc = out_t == DType::Float32     ? DType::Float64
+              : out_t == DType::Complex64 ? DType::Complex128
+              : is_reduced_float(out_t)   ? DType::Float32
+                                          : out_t;
   EngineLock g(engine_mutex());
   Tensor out = empty_loom({}, to_aten(out_t));
   NodeRef sum = reduce(ReduceKind::Sum, cast(read_tensor(self.diagonal()), acc), {0}, acc);

@@ -33,6 +33,11 @@ NodeRef softmax_value(const Tensor& self, int64_t dim, bool log, DType out) {
 Tensor softmax_impl(const Tensor& self, int64_t dim, bool half_to_float, bool log) {
   Tensor meta = log ? at::_log_softmax(to_meta(self), dim, half_to_float)
                     : at::_softmax(to_meta(self), dim, half_to_float);
+  // The CPU names its kernel by whether the softmax runs over the last dim.
+  bool last = self.dim() <= 1 || at::maybe_wrap_dim(dim, self.dim()) == self.dim() - 1;
+  std::string kernel = std::string(log ? "log_" : "") +
+                       (last ? "softmax_lastdim_kernel_impl" : "softmax_kernel_impl");
+  check_not_complex(kernel.c_str(), self.scalar_type());
   EngineLock g(engine_mutex());
   Tensor out = result_like(meta);
   assign(out, softmax_value(self, dim, log, to_loom(meta.scalar_type())));

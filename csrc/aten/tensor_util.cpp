@@ -20,7 +20,7 @@ Buffer& buffer_of(const at::Tensor& t) {
 #define LOOM_ATEN_DTYPES(X)                                                  \
   X(Bool, Bool) X(Byte, UInt8) X(Char, Int8) X(Short, Int16) X(Int, Int32) \
   X(Long, Int64) X(Half, Float16) X(BFloat16, BFloat16) X(Float, Float32)  \
-  X(Double, Float64)
+  X(Double, Float64) X(ComplexHalf, Complex32) X(ComplexFloat, Complex64) X(ComplexDouble, Complex128)
 // clang-format on
 
 DType to_loom(c10::ScalarType t) {

@@ -21,7 +21,7 @@ bool is_loom_data_ptr(const c10::DataPtr& ptr);
 bool is_loom(const at::Tensor& t);
 Buffer& buffer_of(const at::Tensor& t);
 
-// Throws TypeError for dtypes the engine has no kernels for (complex, quantized...).
+// Throws TypeError for dtypes the engine has no kernels for (quantized...).
 DType to_loom(c10::ScalarType t);
 c10::ScalarType to_aten(DType t);
 

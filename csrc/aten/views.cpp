@@ -7,6 +7,8 @@
 #include <ATen/ops/is_set_to_native.h>
 #include <ATen/ops/set_native.h>
 #include <ATen/ops/unfold_native.h>
+#include <ATen/ops/view_as_complex_native.h>
+#include <ATen/ops/view_as_real_native.h>
 #include <ATen/ops/view_native.h>
 #include <torch/library.h>
 
@@ -60,8 +62,9 @@ const at::Tensor& resize_(const at::Tensor& self, at::IntArrayRef size,
 
 at::Tensor& set_storage(at::Tensor& self, c10::Storage source, int64_t storage_offset,
                         at::IntArrayRef size, at::IntArrayRef stride) {
-  TORCH_CHECK(is_loom_data_ptr(source.data_ptr()), "set_: the storage is not a Loom storage");
+  // PyTorch's checks first, for its messages (a CPU storage is a device mismatch).
   at::native::checkSetStorage(self, source, storage_offset, size, stride);
+  TORCH_CHECK(is_loom_data_ptr(source.data_ptr()), "set_: the storage is not a Loom storage");
   self.unsafeGetTensorImpl()->set_storage_offset(storage_offset);
   at::OptionalIntArrayRef stride_opt;
   if (stride.data() != nullptr) stride_opt = stride;
@@ -76,13 +79,39 @@ at::Tensor& set_empty(at::Tensor& self) {
   return self.set_(storage, 0, {0}, {});
 }
 
+// Loom has no complex dtypes: the complex views run PyTorch's own checks (so a bad shape
+// or dtype gets CPU's error) and then refuse the complex result with to_loom's TypeError,
+// rather than falling back to a CPU kernel that cannot make a view of Loom memory.
+at::Tensor view_as_complex(const at::Tensor& self) {
+  at::Tensor complex = at::native::view_as_complex(self);
+  to_loom(complex.scalar_type());
+  return complex;
+}
+
+at::Tensor view_as_real(const at::Tensor& self) {
+  if (self.is_complex()) to_loom(self.scalar_type());
+  return at::native::view_as_real(self);
+}
+
+at::Tensor view_dtype(const at::Tensor& self, at::ScalarType dtype) {
+  to_loom(dtype);
+  return at::native::view_dtype(self, dtype);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("as_strided", TORCH_FN(at::native::as_strided_tensorimpl));
   m.impl("view", TORCH_FN(at::native::view));
+  m.impl("view.dtype", TORCH_FN(view_dtype));
+  m.impl("view_as_complex", TORCH_FN(view_as_complex));
+  m.impl("view_as_real", TORCH_FN(view_as_real));
   m.impl("_reshape_alias", TORCH_FN(at::native::_reshape_alias));
   m.impl("unfold", TORCH_FN(at::native::unfold));
+  // Restrided views of the same storage in the parts' (or the complex) dtype; a Buffer is
+  // bytes, so reads and writes through either dtype meet in one value.
+  m.impl("view_as_real", TORCH_FN(at::native::view_as_real));
+  m.impl("view_as_complex", TORCH_FN(at::native::view_as_complex));
   m.impl("resize_", TORCH_FN(resize_));
   m.impl("set_.source_Storage_storage_offset", TORCH_FN(set_storage));
   m.impl("set_.source_Storage", TORCH_FN(at::native::set_));

@@ -57,6 +57,19 @@ struct Lowerer {
     return int(k.var_size.size()) - 1;
   }
 
+  // One output loop per dim of `out` but `skip`, outermost-stride first so that the inner
+  // loop writes contiguously; returns each dim's index.
+  std::vector<Affine> output_env(const View& out, int skip) {
+    std::vector<int> order(out.sizes.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int a, int b) { return out.strides[a] > out.strides[b]; });
+    std::vector<Affine> env(out.sizes.size());
+    for (int d : order)
+      if (d != skip) env[d] = var_affine(new_var(out.sizes[d], true));
+    return env;
+  }
+
   int add(LNode n) {
     k.nodes.push_back(std::move(n));
     return int(k.nodes.size()) - 1;
@@ -110,11 +123,15 @@ struct Lowerer {
         if (parametric) {
           const Scalar& c = std::get<Scalar>(n->arg);
           int64_t bits = c.is_int ? c.i : int64_t(c.f);
-          if (is_floating(n->dtype)) {
+          if (is_floating(n->dtype) || is_complex(n->dtype)) {
             double d = c.to_double();
             std::memcpy(&bits, &d, sizeof bits);
           }
           ln.slot = slot(bits);
+          if (is_complex(n->dtype)) {  // the imaginary part in the next slot
+            std::memcpy(&bits, &c.im, sizeof bits);
+            slot(bits);
+          }
         }
         break;
       case Op::Iota:
@@ -169,17 +186,8 @@ LKernel lower_store(const View& out, DType dtype, const NodeRef& value,
   Lowerer L;
   L.k.out_dtype = dtype;
   L.param_for(out_mem, dtype);
-  // Output loops go outermost-stride first, so the inner loop writes contiguously.
-  std::vector<int> order(out.sizes.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](int a, int b) { return out.strides[a] > out.strides[b]; });
   int scan_axis = value->op == Op::Scan ? value->reduce_arg().axes[0] : -1;
-  std::vector<Affine> env(out.sizes.size());
-  for (int d : order) {
-    if (d == scan_axis) continue;
-    env[d] = var_affine(L.new_var(out.sizes[d], true));
-  }
+  std::vector<Affine> env = L.output_env(out, scan_axis);
   if (scan_axis >= 0) {
     L.k.scan_var = L.new_var(out.sizes[scan_axis], true);
     env[scan_axis] = var_affine(L.k.scan_var);
@@ -205,12 +213,7 @@ LKernel lower_batched_store(const View& out, DType dtype, const NodeRef& value,
   L.k.batched = true;
   L.k.out_dtype = dtype;
   L.param_for(out_mem, dtype);
-  std::vector<int> order(out.sizes.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](int a, int b) { return out.strides[a] > out.strides[b]; });
-  std::vector<Affine> env(out.sizes.size());
-  for (int d : order) env[d] = var_affine(L.new_var(out.sizes[d], true));
+  std::vector<Affine> env = L.output_env(out, -1);
   L.k.out_slot = L.slot(out.offset);
   for (size_t d = 0; d < env.size(); ++d) add_scaled(L.k.out_index, env[d], out.strides[d]);
   L.k.root = L.lower(value, env);

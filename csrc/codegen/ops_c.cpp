@@ -1,5 +1,6 @@
 #include "codegen/ops_c.h"
 
+#include <cmath>
 #include <stdexcept>
 
 namespace loom {
@@ -50,6 +51,25 @@ static inline float loom_fdiv_f32(float a, float b) {
 static inline double loom_rem_f64(double a, double b) { double m = fmod(a, b); if (m != 0 && ((b < 0) != (m < 0))) m += b; return m; }
 static inline float loom_rem_f32(float a, float b) { float m = fmodf(a, b); if (m != 0 && ((b < 0) != (m < 0))) m += b; return m; }
 static inline double loom_i2d(int64_t i) { union { int64_t i; double d; } u; u.i = i; return u.d; }
+/* Complex products, quotients and |z| by the plain formulas PyTorch's CPU kernels use
+   (c10::complex and its vectorized code), not C's Annex G ones. */
+#define LOOM_COMPLEX(T, s) \
+  static inline T _Complex loom_cmul##s(T _Complex x, T _Complex y) { \
+    T a = __real__ x, b = __imag__ x, c = __real__ y, d = __imag__ y; \
+    return __builtin_complex(a * c - b * d, a * d + b * c); } \
+  static inline T _Complex loom_cdiv##s(T _Complex x, T _Complex y) { \
+    T a = __real__ x, b = __imag__ x, c = __real__ y, d = __imag__ y, n = c * c + d * d; \
+    return __builtin_complex((a * c + b * d) / n, (b * c - a * d) / n); } \
+  static inline T _Complex loom_crecip##s(T _Complex y) { \
+    T c = __real__ y, d = __imag__ y, n = c * c + d * d; return __builtin_complex(c / n, -d / n); } \
+  static inline T loom_cabs##s(T _Complex x) { T a = __real__ x, b = __imag__ x; return sqrt##s(a * a + b * b); } \
+  static inline T _Complex loom_cexp##s(T _Complex x) { \
+    T e = exp##s(__real__ x); return __builtin_complex(e * cos##s(__imag__ x), e * sin##s(__imag__ x)); } \
+  static inline T _Complex loom_csgn##s(T _Complex x) { \
+    T r = loom_cabs##s(x); return r == 0 ? 0 : __builtin_complex(__real__ x / r, __imag__ x / r); }
+LOOM_COMPLEX(float, f) LOOM_COMPLEX(double, )
+typedef _Complex _Float16 loom_chalf;
+static inline float _Complex loom_rch(float _Complex z) { return (float _Complex)(loom_chalf)z; }
 static inline void loom_fault(int64_t* f, int64_t check, int64_t value) {
   int64_t none = 0;
   if (__atomic_compare_exchange_n(&f[0], &none, -1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
@@ -186,7 +206,7 @@ static inline float loom_erff(float x) {
 
 namespace {
 
-bool single(DType t) { return t != DType::Float64; }
+bool single(DType t) { return t != DType::Float64 && t != DType::Complex128; }
 
 // libm function name for the compute type of a float dtype.
 std::string fn(const char* name, DType t) { return single(t) ? std::string(name) + "f" : name; }
@@ -200,18 +220,94 @@ std::string int_helper(const char* name, DType t) {
   return std::string("loom_") + name + "_" + storage_ctype(t);
 }
 
+// A <complex.h> function as its GCC builtin (no header needed), or a prelude helper.
+std::string cfn(const char* name, DType t) {
+  return std::string("__builtin_") + name + (t != DType::Complex128 ? "f" : "");
+}
+std::string chelper(const char* name, DType t) {
+  return std::string("loom_") + name + (t != DType::Complex128 ? "f" : "");
+}
+
+// Elementwise ops on complex arguments; the ops CPU PyTorch has no complex kernel for are
+// rejected before they reach a kernel (aten/ops_elementwise.cpp).
+std::string c_complex_op(Op op, DType in, const std::vector<std::string>& a) {
+  auto x = [&](int i) { return "(" + a[i] + ")"; };
+  auto call = [&](const std::string& f, int n) {
+    std::string e = f + "(" + a[0];
+    for (int i = 1; i < n; ++i) e += ", " + a[i];
+    return e + ")";
+  };
+  // log(z) / log(b), divided part by part as the CPU kernels do.
+  auto log_base = [&](double b) {
+    return "(" + cfn("clog", in) + x(0) + " / " +
+           c_literal(Scalar::of_float(std::log(b)), real_part_dtype(in)) + ")";
+  };
+  switch (op) {
+    case Op::Neg: return "-" + x(0);
+    case Op::Abs: return call(chelper("cabs", in), 1);
+    case Op::Real: return call(cfn("creal", in), 1);
+    case Op::Imag: return call(cfn("cimag", in), 1);
+    case Op::Conj: return call(cfn("conj", in), 1);
+    case Op::Exp: return call(chelper("cexp", in), 1);
+    case Op::Log: return call(cfn("clog", in), 1);
+    case Op::Log2: return log_base(2);
+    case Op::Log10: return log_base(10);
+    case Op::Sqrt: return call(cfn("csqrt", in), 1);
+    case Op::Rsqrt: return chelper("crecip", in) + "(" + cfn("csqrt", in) + x(0) + ")";
+    case Op::Sin: return call(cfn("csin", in), 1);
+    case Op::Cos: return call(cfn("ccos", in), 1);
+    case Op::Tan: return call(cfn("ctan", in), 1);
+    case Op::Asin: return call(cfn("casin", in), 1);
+    case Op::Acos: return call(cfn("cacos", in), 1);
+    case Op::Atan: return call(cfn("catan", in), 1);
+    case Op::Sinh: return call(cfn("csinh", in), 1);
+    case Op::Cosh: return call(cfn("ccosh", in), 1);
+    case Op::Tanh: return call(cfn("ctanh", in), 1);
+    case Op::Sigmoid:
+      return chelper("crecip", in) + "(1 + " + chelper("cexp", in) + "(-" + x(0) + "))";
+    case Op::Reciprocal: return call(chelper("crecip", in), 1);
+    case Op::Sign: return call(chelper("csgn", in), 1);  // sgn: z / |z|
+    case Op::IsNan: return "(" + x(0) + " != " + x(0) + ")";
+    case Op::IsInf:
+      return "(isinf(" + cfn("creal", in) + x(0) + ") || isinf(" + cfn("cimag", in) + x(0) + "))";
+    case Op::IsFinite:
+      return "(isfinite(" + cfn("creal", in) + x(0) + ") && isfinite(" + cfn("cimag", in) + x(0) +
+             "))";
+    case Op::LogicalNot: return "(" + x(0) + " == 0)";
+    case Op::Add: return x(0) + " + " + x(1);
+    case Op::Sub: return x(0) + " - " + x(1);
+    case Op::Mul: return call(chelper("cmul", in), 2);
+    case Op::Div: return call(chelper("cdiv", in), 2);
+    case Op::Pow: return call(cfn("cpow", in), 2);
+    case Op::Eq: return x(0) + " == " + x(1);
+    case Op::Ne: return x(0) + " != " + x(1);
+    case Op::LogicalAnd: return "(" + x(0) + " != 0) && (" + x(1) + " != 0)";
+    case Op::LogicalOr: return "(" + x(0) + " != 0) || (" + x(1) + " != 0)";
+    case Op::LogicalXor: return "(" + x(0) + " != 0) != (" + x(1) + " != 0)";
+    case Op::Where: return "(" + x(0) + " ? " + x(1) + " : " + x(2) + ")";
+    default:
+      throw std::logic_error(std::string("loom: the C renderer cannot render ") + op_name(op) +
+                             " on " + dtype_name(in));
+  }
+}
+
 }  // namespace
 
-std::string c_storage_type(DType t) { return t == DType::Float16 ? "loom_half" : storage_ctype(t); }
+std::string c_storage_type(DType t) {
+  if (t == DType::Float16) return "loom_half";
+  return t == DType::Complex32 ? "loom_chalf" : storage_ctype(t);
+}
 
 std::string c_load(DType t, const std::string& lv) {
   if (t == DType::Float16) return "(float)" + lv;
+  if (t == DType::Complex32) return "(float _Complex)" + lv;
   if (t == DType::BFloat16) return "loom_bf2f(" + lv + ")";
   return lv;
 }
 
 std::string c_store(DType t, const std::string& v) {
   if (t == DType::Float16) return "(loom_half)(" + v + ")";
+  if (t == DType::Complex32) return "(loom_chalf)(" + v + ")";
   if (t == DType::BFloat16) return "loom_f2bf(" + v + ")";
   if (t == DType::Bool) return "(uint8_t)((" + v + ") != 0)";
   return "(" + std::string(storage_ctype(t)) + ")(" + v + ")";
@@ -219,8 +315,12 @@ std::string c_store(DType t, const std::string& v) {
 
 std::string c_cast(DType from, DType to, const std::string& a) {
   if (from == to) return a;
+  // PyTorch converts a complex value to any real dtype, bool included, by its real part.
+  if (is_complex(from) && !is_complex(to))
+    return c_cast(real_part_dtype(from), to, cfn("creal", from) + "(" + a + ")");
   if (to == DType::Bool) return "(uint8_t)((" + a + ") != 0)";
   if (to == DType::Float16) return "loom_rh((float)(" + a + "))";
+  if (to == DType::Complex32) return "loom_rch((float _Complex)(" + a + "))";
   if (to == DType::BFloat16) return "loom_rb((float)(" + a + "))";
   return "(" + std::string(compute_ctype(to)) + ")(" + a + ")";
 }
@@ -230,6 +330,13 @@ std::string c_op(Op op, DType in, DType out, const std::vector<std::string>& a) 
   const std::string T = compute_ctype(in);
   auto x = [&](int i) { return "(" + a[i] + ")"; };
   std::string e;
+  if (is_complex(in)) {
+    e = c_complex_op(op, in, a);
+    if (out == DType::Bool) return "(uint8_t)((" + e + ") != 0)";
+    if (out == DType::Complex32) return "loom_rch(" + e + ")";
+    if (out == DType::Float16) return "loom_rh(" + e + ")";
+    return "(" + std::string(compute_ctype(out)) + ")(" + e + ")";
+  }
   switch (op) {
     case Op::Neg: e = "-" + x(0); break;
     case Op::Abs: e = flt ? fn("fabs", in) + x(0) : "(" + x(0) + " < 0 ? -" + x(0) + " : " + x(0) + ")"; break;
@@ -329,6 +436,9 @@ std::string c_op(Op op, DType in, DType out, const std::vector<std::string>& a) 
       break;
     }
     case Op::Where: e = "(" + x(0) + " ? " + x(1) + " : " + x(2) + ")"; break;
+    case Op::Complex:
+      e = "__builtin_complex((" + T + ")" + x(0) + ", (" + T + ")" + x(1) + ")";
+      break;
     default:
       throw std::logic_error(std::string("loom: the C renderer cannot render ") + op_name(op));
   }
@@ -359,7 +469,9 @@ std::string c_reduce_init(ReduceKind k, DType t) {
 std::string c_reduce_step(ReduceKind k, DType t, const std::string& acc, const std::string& v) {
   switch (k) {
     case ReduceKind::Sum: return acc + " = " + acc + " + " + v + ";";
-    case ReduceKind::Prod: return acc + " = " + acc + " * " + v + ";";
+    case ReduceKind::Prod:
+      if (is_complex(t)) return acc + " = " + chelper("cmul", t) + "(" + acc + ", " + v + ");";
+      return acc + " = " + acc + " * " + v + ";";
     case ReduceKind::Max:
       return "if (" + v + " > " + acc + " || " + v + " != " + v + ") " + acc + " = " + v + ";";
     case ReduceKind::Min:

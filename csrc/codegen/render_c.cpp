@@ -81,6 +81,9 @@ struct Renderer {
           e = c_literal(std::get<Scalar>(n.arg), n.dtype);
         else if (is_floating(n.dtype))
           e = "(" + T + ")loom_i2d(a[" + std::to_string(n.slot) + "])";
+        else if (is_complex(n.dtype))  // real and imaginary parts in two slots
+          e = "__builtin_complex(loom_i2d(a[" + std::to_string(n.slot) + "]), loom_i2d(a[" +
+              std::to_string(n.slot + 1) + "]))";
         else if (n.dtype == DType::Bool)
           e = "(uint8_t)(a[" + std::to_string(n.slot) + "] != 0)";
         else

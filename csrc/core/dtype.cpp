@@ -51,11 +51,23 @@ const char* compute_ctype(DType t) {
   return "?";
 }
 
+DType real_part_dtype(DType t) {
+  if (t == DType::Complex32) return DType::Float16;
+  if (t == DType::Complex64) return DType::Float32;
+  if (t == DType::Complex128) return DType::Float64;
+  return t;
+}
+
+DType complex_of(DType t) {
+  if (t == DType::Float16) return DType::Complex32;
+  return t == DType::Float64 ? DType::Complex128 : DType::Complex64;
+}
+
 bool Scalar::operator==(const Scalar& o) const {
   if (is_int != o.is_int) return false;
   if (is_int) return i == o.i;
   // Bitwise, so that NaN equals NaN and -0.0 differs from 0.0 when hash-consing.
-  return std::memcmp(&f, &o.f, sizeof f) == 0;
+  return std::memcmp(&f, &o.f, sizeof f) == 0 && std::memcmp(&im, &o.im, sizeof im) == 0;
 }
 
 static std::string float_literal(double v, bool single) {
@@ -71,6 +83,11 @@ static std::string float_literal(double v, bool single) {
 
 std::string c_literal(const Scalar& s, DType t) {
   char buf[64];
+  if (is_complex(t)) {
+    bool single = t != DType::Complex128;
+    return "__builtin_complex(" + float_literal(s.to_double(), single) + ", " +
+           float_literal(s.is_int ? 0.0 : s.im, single) + ")";
+  }
   if (is_floating(t)) {
     double v = s.to_double();
     bool single = t != DType::Float64;

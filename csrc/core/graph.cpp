@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/extern.h"
 #include "core/memory.h"
 
 namespace loom {
@@ -58,7 +59,9 @@ void check(bool ok, const char* what) {
   if (!ok) throw std::invalid_argument(std::string("loom graph: ") + what);
 }
 
+// A complex value converted to a real dtype keeps its real part, as PyTorch's casts do.
 Scalar normalize(const Scalar& s, DType t) {
+  if (is_complex(t)) return Scalar::of_complex(s.to_double(), s.is_int ? 0.0 : s.im);
   if (is_floating(t)) return Scalar::of_float(s.to_double());
   if (t == DType::Bool) return Scalar::of_int(s.is_int ? s.i != 0 : s.f != 0);
   return Scalar::of_int(s.is_int ? s.i : int64_t(s.f));
@@ -144,6 +147,19 @@ NodeRef check_index(const NodeRef& index, int64_t size, bool wrap, int msg) {
   return make_node(Op::Check, DType::Int64, index->shape, {index}, CheckArg{size, wrap, msg});
 }
 
+std::vector<NodeRef> extern_call(std::shared_ptr<ExternCall> call, std::vector<NodeRef> inputs) {
+  std::vector<NodeRef> outs;
+  for (size_t k = 0; k < call->out_nbytes.size(); ++k)
+    outs.push_back(make_node(Op::Extern, DType::UInt8, {call->out_nbytes[k]}, inputs,
+                             std::make_shared<ExternArg>(ExternArg{call, int(k)})));
+  return outs;
+}
+
+void set_value(Buffer& b, const NodeRef& flat) {
+  check(flat->shape == Shape{b.nbytes}, "set_value of a value of another size");
+  b.value = flat;
+}
+
 void write_host(Buffer& b, const void* src, size_t nbytes) {
   auto mem = allocate_memory(size_t(b.nbytes));
   std::memcpy(mem->data, src, std::min(nbytes, size_t(b.nbytes)));
@@ -172,6 +188,10 @@ DType result_dtype(Op op, DType in) {
     case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le: case Op::Gt: case Op::Ge:
     case Op::LogicalAnd: case Op::LogicalOr: case Op::LogicalXor:
       return DType::Bool;
+    case Op::Abs: case Op::Real: case Op::Imag:
+      return real_part_dtype(in);  // complex -> its parts' dtype
+    case Op::Complex:
+      return complex_of(in);  // (real part, imaginary part) -> complex
     default:
       return in;
   }

@@ -98,17 +98,19 @@ std::optional<IndexMap> compose_through(const View& store, const View& load) {
     rest %= store.strides[*it];
   }
   if (rest != 0) return std::nullopt;
-  Shape reach = m.offs;  // highest coordinate touched per store dim
+  Shape high = m.offs, low = m.offs;  // coordinate range touched per store dim
   m.dim_of.assign(load.ndim(), -1);
   m.mult.assign(load.ndim(), 0);
   for (int64_t j = 0; j < load.ndim(); ++j) {
     int64_t st = load.strides[j];
     if (load.sizes[j] == 1 || st == 0) continue;
     if (load.sizes[j] == 0) return std::nullopt;
-    // The store dim with the largest stride dividing st and the load dim's span fitting.
+    // The store dim with the largest stride dividing |st|; a negative stride (a flip
+    // composed into the load) walks that dim backwards.
+    int64_t mag = st < 0 ? -st : st;
     int found = -1;
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
-      if (st >= store.strides[*it] && st % store.strides[*it] == 0) {
+      if (mag >= store.strides[*it] && mag % store.strides[*it] == 0) {
         found = *it;
         break;
       }
@@ -117,10 +119,10 @@ std::optional<IndexMap> compose_through(const View& store, const View& load) {
     int64_t t = st / store.strides[found];
     m.dim_of[j] = found;
     m.mult[j] = t;
-    reach[found] += t * (load.sizes[j] - 1);
+    (t > 0 ? high : low)[found] += t * (load.sizes[j] - 1);
   }
   for (int64_t k = 0; k < store.ndim(); ++k)
-    if (reach[k] >= std::max<int64_t>(store.sizes[k], 1)) return std::nullopt;
+    if (low[k] < 0 || high[k] >= std::max<int64_t>(store.sizes[k], 1)) return std::nullopt;
   return m;
 }
 

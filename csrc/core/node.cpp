@@ -1,6 +1,6 @@
-#include <algorithm>
 #include "core/node.h"
 
+#include <algorithm>
 #include <atomic>
 #include <functional>
 #include <mutex>
@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/extern.h"
 #include "core/memory.h"
 
 namespace loom {
@@ -43,6 +44,7 @@ size_t hash_arg(const Arg& a) {
         } else if constexpr (std::is_same_v<T, Scalar>) {
           mix(h, v.is_int);
           mix(h, v.is_int ? std::hash<int64_t>()(v.i) : std::hash<double>()(v.f));
+          mix(h, std::hash<double>()(v.im));
         } else if constexpr (std::is_same_v<T, View>) {
           mix_shape(h, v.sizes);
           mix_shape(h, v.strides);
@@ -57,6 +59,8 @@ size_t hash_arg(const Arg& a) {
         } else if constexpr (std::is_same_v<T, RandArg>) {
           mix(h, v.seed);
           mix(h, v.offset);
+        } else if constexpr (std::is_same_v<T, std::shared_ptr<ExternArg>>) {
+          mix(h, std::hash<const void*>()(v.get()));
         } else if constexpr (std::is_same_v<T, CheckArg>) {
           mix(h, std::hash<int64_t>()(v.size));
           mix(h, v.wrap);
@@ -199,6 +203,7 @@ std::string arg_str(const Arg& a) {
             os << v.i;
           else
             os << v.f;
+          if (v.im != 0) os << (v.im > 0 ? "+" : "") << v.im << "j";
         } else if constexpr (std::is_same_v<T, View>) {
           os << v.str();
         } else if constexpr (std::is_same_v<T, IndexMap>) {
@@ -212,6 +217,8 @@ std::string arg_str(const Arg& a) {
           os << ")";
         } else if constexpr (std::is_same_v<T, RandArg>) {
           os << "seed=" << v.seed << "+" << v.offset;
+        } else if constexpr (std::is_same_v<T, std::shared_ptr<ExternArg>>) {
+          os << v->call->name << "#" << v->out;
         } else if constexpr (std::is_same_v<T, CheckArg>) {
           os << (v.wrap ? "wrap<" : "<") << v.size << " msg" << v.msg;
         }

@@ -14,7 +14,7 @@
 namespace loom {
 
 // X(name, arity, kind). Arity -1: variable. Kinds:
-//   Flat   values of a whole storage, shape {nbytes}: Empty, Data, Store, Scatter
+//   Flat   values of a whole storage, shape {nbytes}: Empty, Data, Store, Scatter, Extern
 //   Leaf   values defined by their coordinates: Const, Iota, Rand*, Param
 //   Move   Load (flat -> shaped through a View), Reindex (shaped -> shaped), Gather (flat
 //          -> shaped at computed element indices)
@@ -22,6 +22,7 @@ namespace loom {
 //   Reduce, Scan
 #define LOOM_OPS(X)                                                                  \
   X(Empty, 0, Flat) X(Data, 0, Flat) X(Store, 2, Flat) X(Scatter, 3, Flat)           \
+  X(Extern, -1, Flat)                                                                \
   X(Const, 0, Leaf) X(Iota, 0, Leaf) X(RandUniform, 0, Leaf) X(RandNormal, 0, Leaf)  \
   X(Param, 0, Leaf)                                                                  \
   X(Load, 1, Move) X(Reindex, 1, Move) X(Gather, 2, Move)                            \
@@ -35,7 +36,7 @@ namespace loom {
   X(Ceil, 1, Unary) X(Round, 1, Unary) X(Trunc, 1, Unary) X(Frac, 1, Unary)          \
   X(Sign, 1, Unary) X(Reciprocal, 1, Unary) X(IsNan, 1, Unary) X(IsInf, 1, Unary)    \
   X(IsFinite, 1, Unary) X(LogicalNot, 1, Unary) X(BitwiseNot, 1, Unary)              \
-  X(Check, 1, Unary)                                                                 \
+  X(Check, 1, Unary) X(Conj, 1, Unary) X(Real, 1, Unary) X(Imag, 1, Unary)          \
   X(Add, 2, Binary) X(Sub, 2, Binary) X(Mul, 2, Binary) X(Div, 2, Binary)            \
   X(FloorDiv, 2, Binary) X(TruncDiv, 2, Binary) X(Pow, 2, Binary)                    \
   X(Remainder, 2, Binary) X(Fmod, 2, Binary) X(Maximum, 2, Binary)                   \
@@ -43,7 +44,7 @@ namespace loom {
   X(Lt, 2, Binary) X(Le, 2, Binary) X(Gt, 2, Binary) X(Ge, 2, Binary)                \
   X(LogicalAnd, 2, Binary) X(LogicalOr, 2, Binary) X(LogicalXor, 2, Binary)          \
   X(BitAnd, 2, Binary) X(BitOr, 2, Binary) X(BitXor, 2, Binary) X(Shl, 2, Binary)    \
-  X(Shr, 2, Binary)                                                                  \
+  X(Shr, 2, Binary) X(Complex, 2, Binary)                                            \
   X(Where, 3, Ternary)                                                               \
   X(Reduce, 1, Reduce) X(Scan, 1, Scan)
 
@@ -86,8 +87,9 @@ struct RandArg {
 
 // Empty: a unique id. Iota: the axis. Param: the kernel slot. Data: none (the memory).
 // Scatter: -1 to assign, else the ReduceKind that combines with the old value.
-using Arg =
-    std::variant<std::monostate, int64_t, Scalar, View, IndexMap, ReduceArg, RandArg, CheckArg>;
+struct ExternArg;  // core/extern.h
+using Arg = std::variant<std::monostate, int64_t, Scalar, View, IndexMap, ReduceArg, RandArg,
+                         CheckArg, std::shared_ptr<ExternArg>>;
 
 struct Memory;
 struct Node;

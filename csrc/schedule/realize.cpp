@@ -1,10 +1,13 @@
 #include "schedule/realize.h"
 
+#include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "codegen/kernel.h"
+#include "core/extern.h"
 #include "core/fault.h"
 #include "core/metrics.h"
 #include "schedule/fuse.h"
@@ -50,6 +53,8 @@ bool can_reuse_base(const Node* write, const Node* base, const std::vector<const
   auto reads_base = [&](const Node* n) {
     if (n->src[0].get() != base) return false;
     if (n->op == Op::Gather || !same_view) return true;
+    // Views count elements of their own dtype: across sizes they cannot be compared.
+    if (itemsize(n->dtype) != itemsize(write->dtype)) return true;
     return !(n->view() == *same_view) && !disjoint(n->view(), *same_view);
   };
   while (!stack.empty()) {
@@ -176,6 +181,41 @@ void realize_scatter(const NodeRef& v) {
   set_realized(v, std::move(mem));
 }
 
+// See NOTE [Extern calls]: inputs computed into memory the function can read, one run
+// for all outputs of the call.
+void realize_extern(const NodeRef& n) {
+  const ExternArg& arg = *std::get<std::shared_ptr<ExternArg>>(n->arg);
+  ExternCall& call = *arg.call;
+  if (!call.done) {
+    std::vector<ExternInput> in;
+    for (size_t i = 0; i < n->src.size(); ++i) {
+      NodeRef v = fuse(n->src[i]);
+      if (v->op == Op::Load && v->src[0]->realized &&
+          (!call.accepts || call.accepts(i, v->view()))) {
+        in.push_back({v->src[0]->realized, v->view(), v->dtype});
+        continue;
+      }
+      View dense = View::contiguous(v->shape);
+      auto mem = allocate_memory(size_t(std::max<int64_t>(numel(v->shape), 1) * itemsize(v->dtype)));
+      run_store_kernel(dense, v->dtype, v, mem);
+      in.push_back({mem, dense, v->dtype});
+    }
+    std::vector<std::shared_ptr<Memory>> out;
+    for (int64_t nbytes : call.out_nbytes) out.push_back(allocate_memory(size_t(nbytes)));
+    const int dbg = debug_level();
+    auto t0 = std::chrono::steady_clock::now();
+    call.fn(in, out);
+    metrics().extern_calls++;
+    if (dbg >= 2) {
+      double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+      std::fprintf(stderr, "loom: extern %s %.1f us\n", call.name.c_str(), us);
+    }
+    call.results = std::move(out);
+    call.done = true;
+  }
+  set_realized(n, std::move(call.results[size_t(arg.out)]));
+}
+
 void realize_one(const NodeRef& flat) {
   if (flat->realized) return;
   metrics().realizations++;
@@ -188,6 +228,9 @@ void realize_one(const NodeRef& flat) {
       return;
     case Op::Scatter:
       realize_scatter(flat);
+      return;
+    case Op::Extern:
+      realize_extern(flat);
       return;
     default:
       throw std::logic_error(std::string("loom: cannot realize ") + op_name(flat->op));
@@ -215,7 +258,8 @@ bool is_partial_store(const Node* n) {
 // state `prev` (at the stored elements or at elements the store does not write), or a
 // pending whole-storage producer of such values (a Python scalar made a tensor, `x[i-1] +
 // x[i]`), which fusion inlines without running anything.
-bool loads_are_batchable(const Node* value, const Node* prev, const View& view, bool& fusable) {
+bool loads_are_batchable(const Node* value, const Node* prev, const View& view, DType dtype,
+                         bool& fusable) {
   std::unordered_set<const Node*> seen;
   std::vector<const Node*> stack{value};
   while (!stack.empty()) {
@@ -231,6 +275,7 @@ bool loads_are_batchable(const Node* value, const Node* prev, const View& view, 
         }
         const Node* flat = n->src[0].get();
         if (flat == prev) {
+          if (n->dtype != dtype) return false;  // the batched kernel reads p0 in one dtype
           if (!(n->view() == view) && !disjoint(n->view(), view)) return false;
         } else if (!flat->realized) {
           // A pending producer over the whole of another storage inlines when its own
@@ -260,7 +305,8 @@ bool loads_are_batchable(const Node* value, const Node* prev, const View& view, 
 // Whether `store` (over `prev`) may join a batch; inlines its constant fills if so.
 bool batchable_value(Node* store, const Node* prev) {
   bool fusable = false;
-  if (!loads_are_batchable(store->src[1].get(), prev, store->view(), fusable)) return false;
+  if (!loads_are_batchable(store->src[1].get(), prev, store->view(), store->dtype, fusable))
+    return false;
   if (fusable) store->src[1] = fuse(store->src[1], prev);
   return true;
 }

@@ -43,4 +43,51 @@ else:
     torch._register_device_module("privateuseone", _device_module())
     device = torch.device("privateuseone", 0)
 
+
+
+def _python_rejects_loom_storages():
+    try:
+        torch.empty(0, device=device).set_(torch.empty(0, device=device).storage())
+    except RuntimeError as e:
+        if "Invalid device for storage" in str(e):
+            return True
+        raise
+    return False
+
+
+def _install_set_storage():
+    """Routes Tensor.set_(Loom storage, ...) past torch's Python binding, which rejects it.
+
+    A meta stand-in of the call runs torch's own argument parsing and checks first, so that
+    bad arguments get torch's messages. Every other call goes to the original method.
+    """
+    original = torch.Tensor.set_
+    storage_types = (torch.TypedStorage, torch.UntypedStorage)
+
+    def set_(self, *args, **kwargs):
+        source = args[0] if args else kwargs.get("source")
+        if not isinstance(source, storage_types) or source.device.type != device.type:
+            return original(self, *args, **kwargs)
+        typed = isinstance(source, torch.TypedStorage)
+        stand_in = torch.empty(0, dtype=source.dtype if typed else torch.uint8, device="meta")
+        stand_in = stand_in.storage() if typed else stand_in.storage()._storage
+        if args:
+            args = (stand_in,) + args[1:]
+        else:
+            kwargs = dict(kwargs, source=stand_in)
+        original(torch.empty(0, dtype=self.dtype, device="meta"), *args, **kwargs)
+        offset, size, stride = _bind(*args, **kwargs)
+        _loom._set_storage(self, source._storage if typed else source, offset, size, stride)
+        return self
+
+    def _bind(source, storage_offset=None, size=None, stride=()):
+        return storage_offset, None if size is None else list(size), list(stride)
+
+    set_.__doc__ = original.__doc__
+    torch.Tensor.set_ = set_
+
+
+if _python_rejects_loom_storages():
+    _install_set_storage()
+
 __all__ = ["device", "sync", "metrics", "reset_metrics"]

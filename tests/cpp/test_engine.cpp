@@ -168,3 +168,50 @@ TEST(Engine, ColumnReduceReadByEveryRowGetsItsOwnKernel) {
   std::vector<float> want{0, -2, 0, 0, -1, 0, -3, -4};
   EXPECT_EQ(out, want);
 }
+
+// Complex values share storage with their parts: a Complex64 store is read back as pairs
+// of Float32, and products, quotients and |z| use the CPU's plain formulas.
+TEST(Engine, ComplexStoresReadAsPartsAndPlainFormulas) {
+  Buffer z(4 * 8);
+  Shape s{4};
+  auto c = [&](double re, double im) {
+    return constant(Scalar::of_complex(re, im), DType::Complex64, s);
+  };
+  NodeRef parts = binary(Op::Complex, iota(DType::Float32, s, 0),
+                         constant(Scalar::of_float(-2), DType::Float32, s));
+  write(z, DType::Complex64, View::contiguous(s), binary(Op::Mul, parts, c(0, 1)));
+  std::vector<float> f = read_f32(z);
+  for (int i = 0; i < 4; ++i) {  // (i - 2j) * 1j = 2 + i j
+    EXPECT_FLOAT_EQ(f[2 * i], 2.0f);
+    EXPECT_FLOAT_EQ(f[2 * i + 1], float(i));
+  }
+  // Write the imaginary parts through a Float32 view; read |z| and 1 / z as Complex64.
+  write(z, DType::Float32, View{{4}, {2}, 1}, constant(Scalar::of_float(0), DType::Float32, s));
+  Buffer out(4 * 8);
+  NodeRef v = read(z, DType::Complex64, View::contiguous(s));
+  NodeRef r =
+      binary(Op::Complex, unary(Op::Abs, v), unary(Op::Real, unary(Op::Reciprocal, c(0, 0))));
+  write(out, DType::Complex64, View::contiguous(s), r);
+  std::vector<float> o = read_f32(out);
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_FLOAT_EQ(o[2 * i], 2.0f);
+    EXPECT_TRUE(std::isnan(o[2 * i + 1]));  // 1 / 0j is nan + nanj, as on the CPU
+  }
+}
+
+TEST(Engine, ComplexConjAndSum) {
+  Buffer z(3 * 16);
+  Shape s{3};
+  NodeRef v = binary(Op::Complex, iota(DType::Float64, s, 0), iota(DType::Float64, s, 0));
+  write(z, DType::Complex128, View::contiguous(s), unary(Op::Conj, v));
+  Buffer total(16);
+  NodeRef all = read(z, DType::Complex128, View::contiguous(s));
+  write(total, DType::Complex128, View::contiguous({1}),
+        reduce(ReduceKind::Prod,
+               binary(Op::Add, all, constant(Scalar::of_int(1), DType::Complex128, s)), {0},
+               DType::Complex128));
+  const double* p = static_cast<const double*>(realized_data(total));
+  // (1 - 0j)(2 - 1j)(3 - 2j) = (2 - 1j)(3 - 2j) = 4 - 7j
+  EXPECT_DOUBLE_EQ(p[0], 4.0);
+  EXPECT_DOUBLE_EQ(p[1], -7.0);
+}

@@ -45,5 +45,23 @@ TEST(Layout, IsDenseCover) {
   EXPECT_FALSE(is_dense_cover(View{{3}, {2}, 0}, 6));            // strided, with gaps
 }
 
+TEST(Layout, ComposeThrough) {
+  View store = View::contiguous({6, 8});
+  // A transposed, sliced read: coordinates (1 + 2j, i) of the store.
+  auto m = compose_through(store, View{{8, 3}, {1, 16}, 8});
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->offs, (Shape{1, 0}));
+  EXPECT_EQ(m->dim_of, (std::vector<int>{1, 0}));
+  EXPECT_EQ(m->mult, (Shape{1, 2}));
+  // A flip of dim 0 walks it backwards from row 5.
+  auto f = compose_through(store, View{{6, 8}, {-8, 1}, 40});
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->offs, (Shape{5, 0}));
+  EXPECT_EQ(f->mult, (Shape{-1, 1}));
+  // Walking backwards past row 0, or forwards past the last row, is not a store read.
+  EXPECT_FALSE(compose_through(store, View{{7, 8}, {-8, 1}, 40}).has_value());
+  EXPECT_FALSE(compose_through(store, View{{2, 8}, {24, 1}, 32}).has_value());
+}
+
 }  // namespace
 }  // namespace loom

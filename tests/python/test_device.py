@@ -56,9 +56,18 @@ def test_empty_channels_last():
     same_layout(x, c)
 
 
-def test_unsupported_dtype_is_type_error():
-    with pytest.raises(TypeError, match="Loom does not support dtype"):
-        torch.empty(3, dtype=torch.complex64, device=DEV)
+@pytest.mark.parametrize("dtype", [torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32,
+                                   torch.int64, torch.float16, torch.bfloat16, torch.float32,
+                                   torch.float64, torch.complex32, torch.complex64,
+                                   torch.complex128])
+def test_every_dense_dtype_is_supported(dtype):
+    t = torch.empty(3, dtype=dtype, device=DEV)
+    assert t.dtype == dtype and t.cpu().dtype == dtype
+
+
+def test_quantized_dtypes_are_not_supported():
+    with pytest.raises(NotImplementedError, match="QuantizedPrivateUse1"):
+        torch.empty(3, dtype=torch.qint8, device=DEV)
 
 
 def test_zero_size_tensors():

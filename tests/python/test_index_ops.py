@@ -303,3 +303,37 @@ def test_gather_fuses_with_its_index_and_consumer(fresh_metrics):
     y = (x.gather(1, idx * 1) * 2 + 1).sum()
     assert y.item() == ((torch.arange(12.0).view(3, 4).gather(1, torch.tensor([[0, 3], [1, 1], [2, 0]])) * 2 + 1).sum()).item()
     assert loom.metrics()["kernels_run"] == 1
+
+
+SCATTER_COMPOSITES = {
+    "slice_scatter": lambda t, e: torch.slice_scatter(t, t[:, :2] * 2, 1, 0, 2),
+    "slice_scatter_step": lambda t, e: torch.slice_scatter(t, t[::2] + 1, 0, 0, None, 2),
+    "select_scatter": lambda t, e: torch.select_scatter(t, t[0] * 3, 0, 2),
+    "diagonal_scatter": lambda t, e: torch.diagonal_scatter(t, t[0, :4] - 1, 0),
+    "diagonal_scatter_offset": lambda t, e: torch.diagonal_scatter(t, t[0, :4], 1),
+    "as_strided_scatter": lambda t, e: torch.as_strided_scatter(t, t[0, :3] * 5, (3,), (2,), 1),
+    "masked_scatter": lambda t, e: t.masked_scatter(t > 3, t * 10),
+    "masked_scatter_bcast": lambda t, e: t.masked_scatter(e.b([True, False, True, True, False, True]), t[1:] * 2),
+    "masked_scatter_short": lambda t, e: t.masked_scatter(t > 3, t[0] * 1),
+    "masked_scatter_empty": lambda t, e: t.masked_scatter(t > 100, t[:0]),
+    "masked_scatter_dtype": lambda t, e: t.masked_scatter(t > 3, t.double() if t.dtype != torch.float64 else t.float()),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SCATTER_COMPOSITES))
+def test_scatter_composites(name):
+    check_same(SCATTER_COMPOSITES[name])
+    check_same(SCATTER_COMPOSITES[name], torch.float32, TRANSPOSED)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda t, e: torch.repeat_interleave(e.i([2, 0, 3])),
+    lambda t, e: torch.repeat_interleave(t, e.i([1, 0, 2, 1]), dim=0),
+    lambda t, e: torch.repeat_interleave(t, 2, dim=1),
+    lambda t, e: t.repeat_interleave(e.i([2, 1, 0, 1, 1, 3]), 1),
+    lambda t, e: torch.repeat_interleave(e.i([[1]])),
+    lambda t, e: torch.repeat_interleave(e.i([-1])),
+    lambda t, e: torch.repeat_interleave(e.i([2, 1]), output_size=4),
+])
+def test_repeat_interleave(fn):
+    check_same(fn)

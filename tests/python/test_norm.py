@@ -1,76 +1,93 @@
-"""Layer norm and GELU forward on Loom against CPU torch."""
+"""layer_norm and batch_norm forward/backward (and running statistics) against CPU."""
 import pytest
 import torch
 import torch.nn.functional as F
 
 import loom
 
-
-def _on_loom_only(fn):
-    loom.reset_metrics()
-    r = fn()
-    assert loom.metrics()["fallbacks"] == {}
-    return r
+D = loom.device
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
+def sample(shape, seed, dtype=torch.float32):
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randn(shape, generator=g, dtype=torch.float64) * 2 + 0.5).to(dtype)
+
+
+def check(fn, *inputs, tol=1e-4, wrt=(0,)):
+    outs = []
+    for dev in ("cpu", D):
+        xs = [t.detach().to(dev).requires_grad_(i in wrt) if isinstance(t, torch.Tensor) else t
+              for i, t in enumerate(inputs)]
+        loom.reset_metrics()
+        y = fn(*xs)
+        (y * sample(tuple(y.shape), 99).to(dev)).sum().backward()
+        outs.append([y.detach().cpu()] + [xs[i].grad.cpu() for i in wrt])
+        if dev != "cpu":
+            assert loom.metrics()["fallbacks"] == {}
+    for want, got in zip(*outs):
+        torch.testing.assert_close(got, want, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("shape,normalized", [((4, 8), (8,)), ((2, 3, 6), (6,)), ((2, 3, 4, 5), (4, 5))])
 @pytest.mark.parametrize("affine", [True, False])
-@pytest.mark.parametrize("shape,norm", [((8, 16), (16,)), ((3, 5, 70), (5, 70)), ((4, 1), (1,)),
-                                        ((0, 6), (6,)), ((2, 3, 40), (40,))])
-def test_layer_norm(dtype, affine, shape, norm):
-    if dtype == torch.bfloat16 and norm == (1,):
-        pytest.skip("the CPU's bfloat16 mean differs from x: (x - mean) * 316 is noise")
-    g = torch.Generator().manual_seed(len(shape))
-    x = (torch.randn(shape, generator=g) * 3 + 1).to(dtype)
-    w = torch.randn(norm, generator=g).to(dtype) if affine else None
-    b = torch.randn(norm, generator=g).to(dtype) if affine else None
-    want = torch.native_layer_norm(x, norm, w, b, 1e-5)
-    dev = lambda t: None if t is None else t.to(loom.device)  # noqa: E731
-    got = _on_loom_only(lambda: torch.native_layer_norm(dev(x), norm, dev(w), dev(b), 1e-5))
-    # The CPU computes x * (rstd * w) + (b - rstd * mean * w), Loom (x - mean) * rstd * w + b:
-    # with a size-1 norm rstd is 1/sqrt(eps) and rounding differences grow by as much.
-    # bfloat16: the CPU rounds its statistics to bfloat16 on the way; Loom keeps float.
-    tol = {torch.float32: dict(rtol=1e-4, atol=1e-4), torch.float64: dict(rtol=1e-7, atol=1e-7),
-           torch.bfloat16: dict(rtol=2e-2, atol=2e-2)}[dtype]
-    for gt, wt in zip(got, want):
-        assert gt.device == loom.device and gt.dtype == wt.dtype and gt.shape == wt.shape
-        torch.testing.assert_close(gt.cpu(), wt, **tol)
+def test_layer_norm(shape, normalized, affine):
+    w = sample(normalized, 1) if affine else None
+    b = sample(normalized, 2) if affine else None
+    check(lambda x, w, b: F.layer_norm(x, normalized, w, b), sample(shape, 3), w, b,
+          wrt=(0, 1, 2) if affine else (0,))
 
 
-def test_layer_norm_strided_and_module():
-    x = torch.randn(20, 30).t()
-    ln = torch.nn.LayerNorm(20)
-    want = ln(x)
-    ln_l = torch.nn.LayerNorm(20).to(loom.device)
-    ln_l.load_state_dict(ln.state_dict())
-    got = _on_loom_only(lambda: ln_l(x.to(loom.device)))
-    torch.testing.assert_close(got.cpu(), want.detach(), rtol=1e-5, atol=1e-5)
+def test_layer_norm_transposed_input():
+    check(lambda x: F.layer_norm(x.t(), (4,)), sample((4, 6), 4))
 
 
-def test_layer_norm_backward_falls_back_and_matches():
-    x = torch.randn(6, 10, requires_grad=True)
-    xl = x.detach().to(loom.device).requires_grad_()
-    F.layer_norm(x, (10,)).pow(2).sum().backward()
-    F.layer_norm(xl, (10,)).pow(2).sum().backward()
-    torch.testing.assert_close(xl.grad.cpu(), x.grad, rtol=1e-4, atol=1e-5)
+@pytest.mark.parametrize("shape", [(8, 3), (4, 3, 5), (4, 3, 5, 6)])
+@pytest.mark.parametrize("affine", [True, False])
+def test_batch_norm_training(shape, affine):
+    c = shape[1]
+    w = sample((c,), 5) if affine else None
+    b = sample((c,), 6) if affine else None
+    rm = {dev: torch.zeros(c, device=dev) for dev in ("cpu", D)}
+    rv = {dev: torch.ones(c, device=dev) for dev in ("cpu", D)}
+
+    def fn(x, w, b):
+        dev = "cpu" if x.device.type == "cpu" else D
+        return F.batch_norm(x, rm[dev], rv[dev], w, b, training=True, momentum=0.2)
+
+    check(fn, sample(shape, 7), w, b, wrt=(0, 1, 2) if affine else (0,))
+    torch.testing.assert_close(rm[D].cpu(), rm["cpu"], rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(rv[D].cpu(), rv["cpu"], rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
-@pytest.mark.parametrize("approximate", ["none", "tanh"])
-def test_gelu(dtype, approximate):
-    x = torch.cat([torch.linspace(-10, 10, 2001), torch.tensor([0.0, -0.0, float("inf"),
-                                                                float("-inf"), float("nan")])])
-    x = x.to(dtype)
-    # bfloat16: Loom computes in float and rounds once; the CPU rounds 1 + erf(...) to
-    # bfloat16 first (0 below -3), so the reference is the float result, rounded.
-    want = F.gelu(x.float() if dtype == torch.bfloat16 else x, approximate=approximate).to(dtype)
-    got = _on_loom_only(lambda: F.gelu(x.to(loom.device), approximate=approximate))
-    assert got.dtype == want.dtype
-    tol = dict(rtol=4e-6, atol=1e-6) if dtype == torch.float32 else {}
-    torch.testing.assert_close(got.cpu(), want, equal_nan=True, **tol)
-    out = torch.empty(3, device=loom.device, dtype=dtype)
-    _on_loom_only(lambda: torch._C._nn.gelu(x.to(loom.device), approximate=approximate, out=out))
-    torch.testing.assert_close(out.cpu(), want, equal_nan=True, **tol)
+def test_batch_norm_eval():
+    rm, rv = sample((3,), 8), sample((3,), 9).abs() + 0.5
+    check(lambda x, w, b: F.batch_norm(x, rm.to(x.device), rv.to(x.device), w, b, training=False),
+          sample((4, 3, 5), 10), sample((3,), 11), sample((3,), 12), wrt=(0, 1, 2))
+
+
+def test_batch_norm_module_trains():
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3, padding=1), torch.nn.BatchNorm2d(4),
+                              torch.nn.ReLU(), torch.nn.Flatten(), torch.nn.Linear(4 * 5 * 5, 3))
+    x, y = sample((6, 3, 5, 5), 13), torch.tensor([0, 1, 2, 0, 1, 2])
+    state, losses = {k: v.clone() for k, v in net.state_dict().items()}, {}
+    for dev in ("cpu", D):
+        net.load_state_dict(state)
+        m = net.to(dev)
+        opt = torch.optim.SGD(m.parameters(), lr=0.05, momentum=0.9, nesterov=True, foreach=True)
+        out = []
+        for _ in range(3):
+            opt.zero_grad()
+            loss = F.cross_entropy(m(x.to(dev)), y.to(dev), label_smoothing=0.2)
+            loss.backward()
+            opt.step()
+            out.append(loss.item())
+        m.eval()
+        out.append(F.cross_entropy(m(x.to(dev)), y.to(dev)).item())
+        m.train()
+        losses[dev] = out
+        net = net.cpu()
+    torch.testing.assert_close(torch.tensor(losses[D]), torch.tensor(losses["cpu"]), rtol=1e-4, atol=1e-4)
 
 
 def test_layer_norm_gelu_kernels(fresh_metrics):

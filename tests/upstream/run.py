@@ -39,9 +39,7 @@ HEADER = """\
 # Reasons for failures new to the list, from the failure's first line; first match wins.
 REASONS = [
     (r"Loom has no kernel for (\S+)", r"no Loom kernel for \1 (CPU fallback is an error)"),
-    (r"Loom does not support dtype Complex", "complex dtypes are not supported on Loom"),
     (r"ran CPU fallbacks .*?: (.*)", r"a CPU fallback raised and the test caught it: \1"),
-    (r"unsupported operand type\(s\) for .*'complex'", "complex dtypes are not supported on Loom"),
     (r"QuantizedPrivateUse1", "quantized tensors are not supported on Loom"),
     (r"Invalid device for storage: privateuseone",
      "torch 1.13's Python binding takes no PrivateUse1 storage (Tensor.set_(storage, ...))"),

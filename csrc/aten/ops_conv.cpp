@@ -1,0 +1,246 @@
+// Convolution (1-d, 2-d, 3-d; stride, padding, dilation, groups) forward and backward,
+// as PyTorch reaches a PrivateUse1 device: convolution_overrideable and
+// convolution_backward_overrideable. The patches of the zero-padded input are a strided
+// view of it (im2col is a copy of that view); products are the BLAS extern calls of
+// ops_linalg.cpp, batched over (sample, group); the input gradient adds patch gradients
+// back with a scatter. Transposed convolution swaps the forward and input-gradient paths.
+#include <ATen/native/Resize.h>
+#include <torch/library.h>
+
+#include "aten/op_util.h"
+
+namespace loom::aten {
+
+namespace {
+
+using at::IntArrayRef;
+using at::Tensor;
+
+struct ConvGeometry {
+  int64_t n, c, oc, groups, spatial;
+  std::vector<int64_t> in, kernel, out, stride, padding, dilation;
+  int64_t cg() const { return c / groups; }
+  int64_t ocg() const { return oc / groups; }
+  int64_t kernel_numel() const { return numel(kernel); }
+  int64_t out_numel() const { return numel(out); }
+};
+
+std::vector<int64_t> expand_param(IntArrayRef p, int64_t d, const char* name) {
+  TORCH_CHECK(p.size() == 1 || int64_t(p.size()) == d, "expected ", name, " to be a single integer value or a list of ", d, " values to match the convolution dimensions, but got ", name, "=", p);
+  std::vector<int64_t> r;
+  for (int64_t i = 0; i < d; ++i) r.push_back(p.size() == 1 ? p[0] : p[size_t(i)]);
+  return r;
+}
+
+// Geometry of a (non-transposed) convolution of `input` (N, C, S...) with `weight`
+// (OC, C/groups, K...); raises PyTorch's errors for shapes that do not fit.
+ConvGeometry geometry(const Tensor& input, const Tensor& weight, IntArrayRef stride,
+                      IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
+  TORCH_CHECK(input.dim() >= 3 && input.dim() <= 5, "Expected 3D, 4D or 5D input to convolution, but got input of size: ", input.sizes());
+  TORCH_CHECK(weight.dim() == input.dim(), "Expected ", input.dim(), "-dimensional weight for ", input.dim(), "-dimensional input ", input.sizes(), ", but got ", weight.dim(), "-dimensional weight of size ", weight.sizes());
+  TORCH_CHECK(groups > 0, "non-positive groups is not supported");
+  ConvGeometry g;
+  g.spatial = input.dim() - 2;
+  g.n = input.size(0);
+  g.c = input.size(1);
+  g.oc = weight.size(0);
+  g.groups = groups;
+  g.stride = expand_param(stride, g.spatial, "stride");
+  g.padding = expand_param(padding, g.spatial, "padding");
+  g.dilation = expand_param(dilation, g.spatial, "dilation");
+  for (int64_t s : g.stride) TORCH_CHECK(s > 0, "non-positive stride is not supported");
+  for (int64_t p : g.padding) TORCH_CHECK(p >= 0, "negative padding is not supported");
+  TORCH_CHECK(g.c == weight.size(1) * groups, "Given groups=", groups, ", weight of size ", weight.sizes(), ", expected input", input.sizes(), " to have ", weight.size(1) * groups, " channels, but got ", g.c, " channels instead");
+  TORCH_CHECK(g.oc % groups == 0, "Given groups=", groups, ", expected weight to be divisible by ", groups, " at dimension 0, but got weight of size ", weight.sizes(), " instead");
+  for (int64_t i = 0; i < g.spatial; ++i) {
+    g.in.push_back(input.size(2 + i));
+    g.kernel.push_back(weight.size(2 + i));
+    int64_t span = g.dilation[size_t(i)] * (g.kernel.back() - 1) + 1;
+    int64_t padded = g.in.back() + 2 * g.padding[size_t(i)];
+    TORCH_CHECK(padded >= span, "Calculated padded input size per channel: (", padded, "). Kernel size: (", span, "). Kernel size can't be greater than actual input size");
+    g.out.push_back((padded - span) / g.stride[size_t(i)] + 1);
+  }
+  return g;
+}
+
+Shape with(std::initializer_list<int64_t> head, const std::vector<int64_t>& tail) {
+  Shape s(head);
+  s.insert(s.end(), tail.begin(), tail.end());
+  return s;
+}
+
+Tensor padded_input(const Tensor& input, const ConvGeometry& g) {
+  std::vector<int64_t> pads;
+  for (int64_t i = g.spatial; i-- > 0;) pads.insert(pads.end(), {g.padding[size_t(i)], g.padding[size_t(i)]});
+  bool any = std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p != 0; });
+  return (any ? at::constant_pad_nd(input, pads, 0) : input).contiguous();
+}
+
+// The patches of the padded input as a view (N, G, C/G, K..., O...) of its storage.
+Tensor patches(const Tensor& padded, const ConvGeometry& g) {
+  Shape sizes = with({g.n, g.groups, g.cg()}, g.kernel);
+  sizes.insert(sizes.end(), g.out.begin(), g.out.end());
+  Shape strides{padded.stride(0), g.cg() * padded.stride(1), padded.stride(1)};
+  for (int64_t i = 0; i < g.spatial; ++i) strides.push_back(g.dilation[size_t(i)] * padded.stride(2 + i));
+  for (int64_t i = 0; i < g.spatial; ++i) strides.push_back(g.stride[size_t(i)] * padded.stride(2 + i));
+  return padded.as_strided(sizes, strides, padded.storage_offset());
+}
+
+// im2col: (N, G, C/G * prod(K), prod(O)).
+Tensor columns(const Tensor& input, const ConvGeometry& g) {
+  return patches(padded_input(input, g), g).reshape({g.n, g.groups, g.cg() * g.kernel_numel(), g.out_numel()});
+}
+
+// (G, OC/G, C/G * prod(K)) view of the weight.
+Tensor weight_matrix(const Tensor& weight, const ConvGeometry& g) {
+  return weight.reshape({g.groups, g.ocg(), g.cg() * g.kernel_numel()});
+}
+
+NodeRef with_leading_one(const NodeRef& v) {
+  Shape s{1};
+  s.insert(s.end(), v->shape.begin(), v->shape.end());
+  IndexMap m;
+  m.offs.assign(v->shape.size(), 0);
+  m.dim_of.push_back(-1);
+  m.mult.push_back(0);
+  for (size_t j = 0; j < v->shape.size(); ++j) {
+    m.dim_of.push_back(int(j));
+    m.mult.push_back(1);
+  }
+  return reindex(v, s, m);
+}
+
+NodeRef transposed_last(const NodeRef& v) {
+  Shape s = v->shape;
+  size_t r = s.size();
+  std::swap(s[r - 1], s[r - 2]);
+  IndexMap m;
+  m.offs.assign(r, 0);
+  for (size_t j = 0; j < r; ++j) {
+    m.dim_of.push_back(int(j == r - 1 ? r - 2 : j == r - 2 ? r - 1 : j));
+    m.mult.push_back(1);
+  }
+  return reindex(v, s, m);
+}
+
+// y = conv(x, w) (+ bias): (N, OC, O...).
+Tensor conv_forward(const Tensor& input, const Tensor& weight, const c10::optional<Tensor>& bias,
+                    const ConvGeometry& g) {
+  Tensor cols = columns(input, g);
+  Tensor wm = weight_matrix(weight, g);
+  Tensor out = empty_loom(with({g.n, g.oc}, g.out), input.scalar_type());
+  if (out.numel() == 0) return out;
+  EngineLock lock(engine_mutex());
+  DType t = to_loom(input.scalar_type());
+  NodeRef y = product(with_leading_one(read_tensor(wm)), read_tensor(cols), t);  // (N, G, OCg, O)
+  // out is contiguous: write through its (N, G, OCg, prod O) view.
+  Tensor target = out.view({g.n, g.groups, g.ocg(), g.out_numel()});
+  if (bias.has_value() && bias->defined())
+    y = binary(Op::Add, y, operand(bias->view({1, g.groups, g.ocg(), 1}), shape_of(target.sizes()), t));
+  assign(target, y);
+  return out;
+}
+
+// dL/dx of conv: the patch gradients w^T @ dy added back into the padded input.
+Tensor conv_input_grad(const Tensor& grad_out, const Tensor& weight, const ConvGeometry& g,
+                       c10::ScalarType dtype) {
+  Shape padded_shape{g.n, g.c};
+  for (int64_t i = 0; i < g.spatial; ++i) padded_shape.push_back(g.in[size_t(i)] + 2 * g.padding[size_t(i)]);
+  Tensor grad_padded = at::zeros(padded_shape, grad_out.options().dtype(dtype));
+  if (grad_out.numel() > 0 && weight.numel() > 0) {
+    Tensor gy = grad_out.reshape({g.n, g.groups, g.ocg(), g.out_numel()});
+    Tensor wm = weight_matrix(weight, g);
+    Tensor dcols = empty_loom({g.n, g.groups, g.cg() * g.kernel_numel(), g.out_numel()}, dtype);
+    {
+      EngineLock lock(engine_mutex());
+      NodeRef wt = with_leading_one(transposed_last(read_tensor(wm)));  // (1, G, CgK, OCg)
+      assign(dcols, product(wt, read_tensor(gy), to_loom(dtype)));
+    }
+    // Where each patch element lies in the padded input: its row-major index there.
+    Tensor where_in = patches(at::arange(grad_padded.numel(), grad_out.options().dtype(at::kLong))
+                                  .view(padded_shape), g);
+    grad_padded.put_(where_in.reshape({-1}), dcols.reshape({-1}), /*accumulate=*/true);
+  }
+  Tensor grad_in = grad_padded;
+  for (int64_t i = 0; i < g.spatial; ++i)
+    grad_in = grad_in.narrow(2 + i, g.padding[size_t(i)], g.in[size_t(i)]);
+  return grad_in.contiguous();
+}
+
+// dL/dw of conv: sum over samples of dy @ cols^T.
+Tensor conv_weight_grad(const Tensor& grad_out, const Tensor& input, const Tensor& weight,
+                        const ConvGeometry& g) {
+  Tensor gw = empty_loom(weight.sizes(), weight.scalar_type());
+  if (gw.numel() == 0) return gw;
+  Tensor cols = columns(input, g);
+  Tensor gy = grad_out.reshape({g.n, g.groups, g.ocg(), g.out_numel()});
+  EngineLock lock(engine_mutex());
+  DType t = to_loom(weight.scalar_type());
+  NodeRef per = product(read_tensor(gy), transposed_last(read_tensor(cols)), t);  // (N, G, OCg, CgK)
+  DType acc = is_reduced_float(t) ? DType::Float32 : t;
+  NodeRef sum = reduce(ReduceKind::Sum, cast(per, acc), {0}, acc);
+  Shape gshape{g.groups, g.ocg(), g.cg() * g.kernel_numel()};
+  sum = reindex(sum, gshape, IndexMap{{0, 0, 0, 0}, {1, 2, 3}, {1, 1, 1}});
+  assign(gw.view(gshape), cast(sum, t));
+  return gw;
+}
+
+Tensor convolution(const Tensor& input, const Tensor& weight, const c10::optional<Tensor>& bias,
+                   IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool transposed,
+                   IntArrayRef output_padding, int64_t groups) {
+  check_operands("convolution", {input, weight});
+  if (!transposed) return conv_forward(input, weight, bias, geometry(input, weight, stride, padding, dilation, groups));
+  // A transposed convolution is the input gradient of the convolution it transposes:
+  // weight (C_in, OC/G, K...) maps OC channels to C_in, and the output size solves it.
+  const int64_t d = input.dim() - 2;
+  auto s = expand_param(stride, d, "stride"), p = expand_param(padding, d, "padding");
+  auto dl = expand_param(dilation, d, "dilation"), op = expand_param(output_padding, d, "output_padding");
+  Shape out_shape{input.size(0), weight.size(1) * groups};
+  for (int64_t i = 0; i < d; ++i)
+    out_shape.push_back((input.size(2 + i) - 1) * s[size_t(i)] - 2 * p[size_t(i)] +
+                        dl[size_t(i)] * (weight.size(2 + i) - 1) + op[size_t(i)] + 1);
+  Tensor like = at::empty(out_shape, input.options().device(at::kMeta));
+  ConvGeometry g = geometry(like, weight, stride, padding, dilation, groups);
+  TORCH_CHECK(g.out == std::vector<int64_t>(input.sizes().begin() + 2, input.sizes().end()),
+              "convolution_overrideable: transposed output size does not invert the convolution");
+  Tensor out = conv_input_grad(input, weight, g, input.scalar_type());
+  if (bias.has_value() && bias->defined()) {
+    Shape bshape(size_t(out.dim()), 1);
+    bshape[1] = bias->size(0);
+    out = out + bias->view(bshape);
+  }
+  return out;
+}
+
+std::tuple<Tensor, Tensor, Tensor> convolution_backward(
+    const Tensor& grad_out, const Tensor& input, const Tensor& weight, IntArrayRef stride,
+    IntArrayRef padding, IntArrayRef dilation, bool transposed, IntArrayRef output_padding,
+    int64_t groups, std::array<bool, 3> mask) {
+  check_operands("convolution_backward", {grad_out, input, weight});
+  Tensor gi, gw, gb;
+  if (!transposed) {
+    ConvGeometry g = geometry(input, weight, stride, padding, dilation, groups);
+    if (mask[0]) gi = conv_input_grad(grad_out, weight, g, input.scalar_type());
+    if (mask[1]) gw = conv_weight_grad(grad_out, input, weight, g);
+  } else {
+    // y = conv_T(x, w) means x-shaped = conv(y-shaped, w): roles of input and grad swap.
+    ConvGeometry g = geometry(grad_out, weight, stride, padding, dilation, groups);
+    if (mask[0]) gi = conv_forward(grad_out, weight, c10::nullopt, g);
+    if (mask[1]) gw = conv_weight_grad(input, grad_out, weight, g);
+  }
+  if (mask[2]) {
+    std::vector<int64_t> dims{0};
+    for (int64_t i = 2; i < grad_out.dim(); ++i) dims.push_back(i);
+    gb = grad_out.sum(dims);
+  }
+  return {gi, gw, gb};
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("convolution_overrideable", TORCH_FN(convolution));
+  m.impl("convolution_backward_overrideable", TORCH_FN(convolution_backward));
+}
+
+}  // namespace loom::aten

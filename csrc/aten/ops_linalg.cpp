@@ -1,0 +1,311 @@
+// Matrix products: mm, addmm, bmm, baddbmm (and matmul/linear through them), dot, mv.
+// Float32/Float64 products are extern BLAS calls in the schedule (NOTE [Extern calls]);
+// their alpha/beta/bias epilogue is an elementwise value fused into its consumer. Other
+// dtypes are generated sum-of-products reductions.
+#include <ATen/native/Resize.h>
+#include <torch/library.h>
+
+#include "aten/op_util.h"
+#include "core/extern.h"
+#include "runtime/blas.h"
+
+namespace loom::aten {
+
+namespace {
+
+using at::Tensor;
+
+bool blas_dtype(DType t) { return t == DType::Float32 || t == DType::Float64; }
+
+// How BLAS reads a matrix view: row-major (trans false) or transposed, and its leading
+// dimension; nullopt when neither fits (the scheduler then makes it contiguous).
+struct MatrixLayout {
+  bool trans;
+  int64_t ld;
+};
+
+std::optional<MatrixLayout> matrix_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
+  if ((cols == 1 || cs == 1) && (rows == 1 || rs >= std::max<int64_t>(cols, 1)))
+    return MatrixLayout{false, std::max<int64_t>({rs, cols, 1})};
+  if ((rows == 1 || rs == 1) && (cols == 1 || cs >= std::max<int64_t>(rows, 1)))
+    return MatrixLayout{true, std::max<int64_t>({cs, rows, 1})};
+  return std::nullopt;
+}
+
+bool blas_view(const View& v) {
+  size_t d = v.sizes.size();
+  return d >= 2 && matrix_layout(v.sizes[d - 2], v.sizes[d - 1], v.strides[d - 2], v.strides[d - 1]);
+}
+
+// A batched product of (B..., m, k) and (B..., k, n) values (a batch dim of size 1 in one
+// operand broadcasts) into a contiguous (B..., m, n) storage.
+NodeRef gemm_call(const NodeRef& a, const NodeRef& b, const Shape& batch, DType t) {
+  const size_t r = batch.size();
+  const int64_t m = a->shape[r], k = a->shape[r + 1], n = b->shape[r + 1];
+  const int64_t count = numel(batch);
+  const Shape a_batch(a->shape.begin(), a->shape.begin() + long(r));
+  const Shape b_batch(b->shape.begin(), b->shape.begin() + long(r));
+  auto call = std::make_shared<ExternCall>();
+  call->name = "gemm";
+  call->out_nbytes = {std::max<int64_t>(count * m * n, 1) * itemsize(t)};
+  call->accepts = [](size_t, const View& v) { return blas_view(v); };
+  call->fn = [=](const std::vector<ExternInput>& in, const std::vector<std::shared_ptr<Memory>>& out) {
+    const View &va = in[0].view, &vb = in[1].view;
+    MatrixLayout la = *matrix_layout(m, k, va.strides[r], va.strides[r + 1]);
+    MatrixLayout lb = *matrix_layout(k, n, vb.strides[r], vb.strides[r + 1]);
+    const int64_t size = itemsize(t);
+    auto* pa = static_cast<const char*>(in[0].mem->data) + va.offset * size;
+    auto* pb = static_cast<const char*>(in[1].mem->data) + vb.offset * size;
+    auto* pc = static_cast<char*>(out[0]->data);
+    std::vector<int64_t> at(r, 0);
+    for (int64_t i = 0; i < count; ++i) {
+      int64_t oa = 0, ob = 0;
+      for (size_t j = 0; j < r; ++j) {
+        if (a_batch[j] != 1) oa += at[j] * va.strides[j];
+        if (b_batch[j] != 1) ob += at[j] * vb.strides[j];
+      }
+      gemm(t, la.trans, lb.trans, m, n, k, 1.0, pa + oa * size, la.ld, pb + ob * size, lb.ld, 0.0,
+           pc + i * m * n * size, n);
+      for (size_t j = r; j-- > 0;) {
+        if (++at[j] < batch[j]) break;
+        at[j] = 0;
+      }
+    }
+  };
+  return extern_call(call, {a, b})[0];
+}
+
+}  // namespace
+
+// The (B..., m, n) product of a (B..., m, k) and b (B..., k, n) in dtype `t`; batch dims
+// of size 1 broadcast.
+NodeRef product(const NodeRef& a, const NodeRef& b, DType t) {
+  const size_t r = a->shape.size() - 2;
+  Shape batch;
+  for (size_t j = 0; j < r; ++j) batch.push_back(std::max(a->shape[j], b->shape[j]));
+  const int64_t m = a->shape[r], k = a->shape[r + 1], n = b->shape[r + 1];
+  Shape out = batch;
+  out.insert(out.end(), {m, n});
+  if (blas_dtype(t) && k > 0 && numel(out) > 0) {
+    NodeRef flat = gemm_call(cast(a, t), cast(b, t), batch, t);
+    return make_node(Op::Load, t, out, {flat}, View::contiguous(out));
+  }
+  // Generated: sum over k of a[., i, k] * b[., k, j], accumulating reduced floats in float.
+  DType acc = is_reduced_float(t) ? DType::Float32 : t;
+  Shape s = batch;
+  s.insert(s.end(), {m, k, n});
+  IndexMap ma, mb;  // (B..., m, k, n) -> a (B..., m, k) and b (B..., k, n)
+  ma.offs.assign(r + 2, 0);
+  mb.offs.assign(r + 2, 0);
+  for (size_t j = 0; j < r; ++j) {
+    ma.dim_of.push_back(a->shape[j] == 1 ? -1 : int(j));
+    ma.mult.push_back(a->shape[j] == 1 ? 0 : 1);
+    mb.dim_of.push_back(b->shape[j] == 1 ? -1 : int(j));
+    mb.mult.push_back(b->shape[j] == 1 ? 0 : 1);
+  }
+  ma.dim_of.insert(ma.dim_of.end(), {int(r), int(r + 1), -1});
+  ma.mult.insert(ma.mult.end(), {1, 1, 0});
+  mb.dim_of.insert(mb.dim_of.end(), {-1, int(r), int(r + 1)});
+  mb.mult.insert(mb.mult.end(), {0, 1, 1});
+  NodeRef x = reindex(cast(a, acc), s, ma), y = reindex(cast(b, acc), s, mb);
+  NodeRef red = reduce(ReduceKind::Sum, binary(Op::Mul, x, y), {int(r + 1)}, acc);
+  IndexMap drop;  // (B..., m, 1, n) -> (B..., m, n)
+  drop.offs.assign(r + 3, 0);
+  for (size_t j = 0; j < r + 2; ++j) {
+    drop.dim_of.push_back(int(j < r + 1 ? j : j + 1));
+    drop.mult.push_back(1);
+  }
+  return cast(reindex(red, out, drop), t);
+}
+
+namespace {
+
+// A 2-D (or 3-D) tensor's value as (batch, rows, cols).
+NodeRef batched(const Tensor& t) {
+  NodeRef v = read_tensor(t);
+  if (t.dim() == 3) return v;
+  return reindex(v, {1, t.size(0), t.size(1)}, IndexMap{{0, 0}, {-1, 0, 1}, {0, 1, 1}});
+}
+
+NodeRef unbatched(const NodeRef& v) {
+  return reindex(v, {v->shape[1], v->shape[2]}, IndexMap{{0, 0, 0}, {1, 2}, {1, 1}});
+}
+
+// Stores a product into out; a fresh contiguous out takes the BLAS result's storage
+// itself instead of a copy of it.
+void assign_product(const Tensor& out, const NodeRef& value) {
+  const NodeRef& flat = value->op == Op::Load ? value->src[0] : value;
+  Buffer& b = buffer_of(out);
+  if (value->op == Op::Load && flat->op == Op::Extern && out.is_contiguous() &&
+      out.storage_offset() == 0 && value->view() == View::contiguous(value->shape) &&
+      flat->shape[0] == b.nbytes && flat->dtype == DType::UInt8 &&
+      value->dtype == to_loom(out.scalar_type())) {
+    set_value(b, flat);
+    return;
+  }
+  assign(out, value);
+}
+
+bool is_one(const c10::Scalar& s) { return s.toComplexDouble() == 1.0; }
+bool is_zero(const c10::Scalar& s) { return s.toComplexDouble() == 0.0; }
+
+// beta * self + alpha * prod, where beta == 0 ignores self (NaN included), as BLAS does.
+NodeRef epilogue(const NodeRef& prod, const Tensor& self, const c10::Scalar& beta,
+                 const c10::Scalar& alpha, const Shape& shape, DType t) {
+  NodeRef r = prod;
+  if (!is_one(alpha)) r = binary(Op::Mul, r, scalar_node(alpha, shape, t));
+  if (is_zero(beta)) return r;
+  NodeRef s = operand(self, shape, t);
+  if (!is_one(beta)) s = binary(Op::Mul, s, scalar_node(beta, shape, t));
+  return binary(Op::Add, s, r);
+}
+
+Tensor mm_fn(const Tensor& a, const Tensor& b) {
+  check_operands("mm", {a, b});
+  Tensor meta = at::mm(to_meta(a), to_meta(b));
+  EngineLock g(engine_mutex());
+  Tensor out = result_like(meta);
+  if (out.numel() == 0) return out;
+  DType t = to_loom(meta.scalar_type());
+  assign_product(out, unbatched(product(batched(a), batched(b), t)));
+  return out;
+}
+
+Tensor& mm_out(const Tensor& a, const Tensor& b, Tensor& out) {
+  check_operands("mm", {a, b, out});
+  Tensor meta = at::mm(to_meta(a), to_meta(b));
+  at::native::resize_output(out, meta.sizes());
+  if (out.numel() == 0) return out;
+  EngineLock g(engine_mutex());
+  assign(out, unbatched(product(batched(a), batched(b), to_loom(meta.scalar_type()))));
+  return out;
+}
+
+Tensor bmm_fn(const Tensor& a, const Tensor& b) {
+  check_operands("bmm", {a, b});
+  Tensor meta = at::bmm(to_meta(a), to_meta(b));
+  EngineLock g(engine_mutex());
+  Tensor out = result_like(meta);
+  if (out.numel() == 0) return out;
+  assign_product(out, product(read_tensor(a), read_tensor(b), to_loom(meta.scalar_type())));
+  return out;
+}
+
+Tensor& bmm_out(const Tensor& a, const Tensor& b, Tensor& out) {
+  check_operands("bmm", {a, b, out});
+  Tensor meta = at::bmm(to_meta(a), to_meta(b));
+  at::native::resize_output(out, meta.sizes());
+  if (out.numel() == 0) return out;
+  EngineLock g(engine_mutex());
+  assign(out, product(read_tensor(a), read_tensor(b), to_loom(meta.scalar_type())));
+  return out;
+}
+
+// addmm / baddbmm into `out` (which may be self), given the meta result's shape.
+Tensor& add_product_into(const Tensor& self, const Tensor& a, const Tensor& b,
+                         const c10::Scalar& beta, const c10::Scalar& alpha, Tensor& out,
+                         bool batch) {
+  if (out.numel() == 0) return out;
+  EngineLock g(engine_mutex());
+  DType t = to_loom(out.scalar_type());
+  Shape shape = shape_of(out.sizes());
+  NodeRef p = batch ? product(read_tensor(a), read_tensor(b), t)
+                    : unbatched(product(batched(a), batched(b), t));
+  if (a.size(-1) == 0) p = constant(Scalar::of_int(0), t, shape);
+  assign(out, epilogue(p, self, beta, alpha, shape, t));
+  return out;
+}
+
+Tensor addmm_fn(const Tensor& self, const Tensor& a, const Tensor& b, const c10::Scalar& beta,
+                const c10::Scalar& alpha) {
+  check_operands("addmm", {self, a, b});
+  Tensor meta = at::addmm(to_meta(self), to_meta(a), to_meta(b), beta, alpha);
+  Tensor out = result_like(meta);
+  return add_product_into(self, a, b, beta, alpha, out, false);
+}
+
+Tensor& addmm_out(const Tensor& self, const Tensor& a, const Tensor& b, const c10::Scalar& beta,
+                  const c10::Scalar& alpha, Tensor& out) {
+  check_operands("addmm", {self, a, b, out});
+  Tensor meta = at::addmm(to_meta(self), to_meta(a), to_meta(b), beta, alpha);
+  at::native::resize_output(out, meta.sizes());
+  return add_product_into(self, a, b, beta, alpha, out, false);
+}
+
+Tensor& addmm_ip(Tensor& self, const Tensor& a, const Tensor& b, const c10::Scalar& beta,
+                 const c10::Scalar& alpha) {
+  check_operands("addmm_", {self, a, b});
+  to_meta(self).addmm_(to_meta(a), to_meta(b), beta, alpha);
+  return add_product_into(self, a, b, beta, alpha, self, false);
+}
+
+Tensor baddbmm_fn(const Tensor& self, const Tensor& a, const Tensor& b, const c10::Scalar& beta,
+                  const c10::Scalar& alpha) {
+  check_operands("baddbmm", {self, a, b});
+  Tensor meta = at::baddbmm(to_meta(self), to_meta(a), to_meta(b), beta, alpha);
+  Tensor out = result_like(meta);
+  return add_product_into(self, a, b, beta, alpha, out, true);
+}
+
+Tensor& baddbmm_out(const Tensor& self, const Tensor& a, const Tensor& b, const c10::Scalar& beta,
+                    const c10::Scalar& alpha, Tensor& out) {
+  check_operands("baddbmm", {self, a, b, out});
+  Tensor meta = at::baddbmm(to_meta(self), to_meta(a), to_meta(b), beta, alpha);
+  at::native::resize_output(out, meta.sizes());
+  return add_product_into(self, a, b, beta, alpha, out, true);
+}
+
+Tensor& baddbmm_ip(Tensor& self, const Tensor& a, const Tensor& b, const c10::Scalar& beta,
+                   const c10::Scalar& alpha) {
+  check_operands("baddbmm_", {self, a, b});
+  to_meta(self).baddbmm_(to_meta(a), to_meta(b), beta, alpha);
+  return add_product_into(self, a, b, beta, alpha, self, true);
+}
+
+// dot and mv are memory-bound: generated reductions.
+Tensor dot_fn(const Tensor& a, const Tensor& b) {
+  check_operands("dot", {a, b});
+  Tensor meta = at::dot(to_meta(a), to_meta(b));
+  EngineLock g(engine_mutex());
+  Tensor out = result_like(meta);
+  DType t = to_loom(meta.scalar_type());
+  DType acc = is_reduced_float(t) ? DType::Float32 : t;
+  Shape s = shape_of(a.sizes());
+  NodeRef r = reduce(ReduceKind::Sum, binary(Op::Mul, cast(read_tensor(a), acc), cast(read_tensor(b), acc)), {0}, acc);
+  assign(out, cast(reindex(r, {}, IndexMap{{0}, {}, {}}), t));
+  return out;
+}
+
+Tensor mv_fn(const Tensor& m, const Tensor& v) {
+  check_operands("mv", {m, v});
+  Tensor meta = at::mv(to_meta(m), to_meta(v));
+  EngineLock g(engine_mutex());
+  Tensor out = result_like(meta);
+  if (out.numel() == 0) return out;
+  DType t = to_loom(meta.scalar_type());
+  DType acc = is_reduced_float(t) ? DType::Float32 : t;
+  Shape s = shape_of(m.sizes());
+  NodeRef x = reindex(cast(read_tensor(v), acc), s, IndexMap{{0}, {-1, 0}, {0, 1}});
+  NodeRef r = reduce(ReduceKind::Sum, binary(Op::Mul, cast(read_tensor(m), acc), x), {1}, acc);
+  assign(out, cast(reindex(r, {s[0]}, IndexMap{{0, 0}, {0}, {1}}), t));
+  return out;
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("mm", TORCH_FN(mm_fn));
+  m.impl("mm.out", TORCH_FN(mm_out));
+  m.impl("bmm", TORCH_FN(bmm_fn));
+  m.impl("bmm.out", TORCH_FN(bmm_out));
+  m.impl("addmm", TORCH_FN(addmm_fn));
+  m.impl("addmm.out", TORCH_FN(addmm_out));
+  m.impl("addmm_", TORCH_FN(addmm_ip));
+  m.impl("baddbmm", TORCH_FN(baddbmm_fn));
+  m.impl("baddbmm.out", TORCH_FN(baddbmm_out));
+  m.impl("baddbmm_", TORCH_FN(baddbmm_ip));
+  m.impl("dot", TORCH_FN(dot_fn));
+  m.impl("mv", TORCH_FN(mv_fn));
+}
+
+}  // namespace loom::aten

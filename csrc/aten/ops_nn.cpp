@@ -1,0 +1,289 @@
+// Neural-network forward/backward ops that autograd calls: relu's threshold_backward,
+// softmax and log_softmax backward, nll_loss forward and backward. Each is an elementwise
+// or reduction value, so a loss and its gradient fuse with their neighbours.
+#include <ATen/native/Resize.h>
+#include <torch/library.h>
+
+#include "aten/op_util.h"
+
+namespace loom::aten {
+
+namespace {
+
+using at::Tensor;
+
+DType acc_of(DType t) { return is_reduced_float(t) ? DType::Float32 : t; }
+
+// Writes value into the functional result or into out (resized as PyTorch does).
+Tensor& store_result(Tensor& out, const Tensor& meta, const NodeRef& value) {
+  match_out(out, meta);
+  assign(out, value);
+  return out;
+}
+
+// --- threshold_backward: grad where self > threshold, else 0 ---
+
+NodeRef threshold_backward_value(const Tensor& grad, const Tensor& self, const c10::Scalar& th,
+                                 const Tensor& meta) {
+  Shape s = shape_of(meta.sizes());
+  DType t = to_loom(meta.scalar_type());
+  NodeRef x = operand(self, s, t);
+  NodeRef keep = binary(Op::Gt, x, scalar_node(th, s, t));
+  return where(keep, operand(grad, s, t), constant(Scalar::of_int(0), t, s));
+}
+
+Tensor threshold_backward_fn(const Tensor& grad, const Tensor& self, const c10::Scalar& th) {
+  check_operands("threshold_backward", {grad, self});
+  Tensor meta = at::threshold_backward(to_meta(grad), to_meta(self), th);
+  EngineLock g(engine_mutex());
+  Tensor out = result_like(meta);
+  assign(out, threshold_backward_value(grad, self, th, meta));
+  return out;
+}
+
+Tensor& threshold_backward_out(const Tensor& grad, const Tensor& self, const c10::Scalar& th,
+                               Tensor& out) {
+  check_operands("threshold_backward", {grad, self, out});
+  Tensor meta = at::threshold_backward(to_meta(grad), to_meta(self), th);
+  EngineLock g(engine_mutex());
+  return store_result(out, meta, threshold_backward_value(grad, self, th, meta));
+}
+
+// --- threshold: x where x > threshold, else value ---
+
+NodeRef threshold_value(const Tensor& self, const c10::Scalar& th, const c10::Scalar& value,
+                        const Tensor& meta) {
+  Shape s = shape_of(meta.sizes());
+  DType t = to_loom(meta.scalar_type());
+  NodeRef x = operand(self, s, t);
+  return where(binary(Op::Gt, x, scalar_node(th, s, t)), x, scalar_node(value, s, t));
+}
+
+Tensor threshold_fn(const Tensor& self, const c10::Scalar& th, const c10::Scalar& value) {
+  check_operands("threshold", {self});
+  Tensor meta = at::threshold(to_meta(self), th, value);
+  EngineLock g(engine_mutex());
+  Tensor out = result_like(meta);
+  assign(out, threshold_value(self, th, value, meta));
+  return out;
+}
+
+Tensor& threshold_ip(Tensor& self, const c10::Scalar& th, const c10::Scalar& value) {
+  check_operands("threshold_", {self});
+  Tensor meta = at::threshold(to_meta(self), th, value);
+  Tensor m = to_meta(self);
+  at::threshold_(m, th, value);
+  EngineLock g(engine_mutex());
+  assign(self, threshold_value(self, th, value, meta));
+  return self;
+}
+
+Tensor& threshold_out(const Tensor& self, const c10::Scalar& th, const c10::Scalar& value,
+                      Tensor& out) {
+  check_operands("threshold", {self, out});
+  Tensor meta = at::threshold(to_meta(self), th, value);
+  EngineLock g(engine_mutex());
+  return store_result(out, meta, threshold_value(self, th, value, meta));
+}
+
+// --- softmax / log_softmax backward ---
+
+NodeRef softmax_backward_value(const Tensor& grad, const Tensor& output, int64_t dim, bool log,
+                               DType result) {
+  Tensor g = grad.dim() == 0 ? grad.reshape({1}) : grad;
+  Tensor o = output.dim() == 0 ? output.reshape({1}) : output;
+  Shape s = shape_of(g.sizes());
+  DType acc = acc_of(to_loom(o.scalar_type()));
+  std::vector<int> axis{int(at::maybe_wrap_dim(dim, g.dim()))};
+  NodeRef gv = cast(read_tensor(g), acc), ov = cast(read_tensor(o), acc);
+  NodeRef r;
+  if (log) {
+    NodeRef sum = expand(reduce(ReduceKind::Sum, gv, axis, acc), s);
+    r = binary(Op::Sub, gv, binary(Op::Mul, unary(Op::Exp, ov), sum));
+  } else {
+    NodeRef sum = expand(reduce(ReduceKind::Sum, binary(Op::Mul, gv, ov), axis, acc), s);
+    r = binary(Op::Mul, ov, binary(Op::Sub, gv, sum));
+  }
+  r = cast(r, result);
+  if (grad.dim() == 0) r = reindex(r, {}, IndexMap{{0}, {}, {}});
+  return r;
+}
+
+template <bool kLog>
+Tensor softmax_backward_fn(const Tensor& grad, const Tensor& output, int64_t dim,
+                           c10::ScalarType input_dtype) {
+  check_operands("softmax_backward", {grad, output});
+  Tensor meta = kLog ? at::_log_softmax_backward_data(to_meta(grad), to_meta(output), dim, input_dtype)
+                     : at::_softmax_backward_data(to_meta(grad), to_meta(output), dim, input_dtype);
+  EngineLock g(engine_mutex());
+  Tensor out = result_like(meta);
+  assign(out, softmax_backward_value(grad, output, dim, kLog, to_loom(meta.scalar_type())));
+  return out;
+}
+
+template <bool kLog>
+Tensor& softmax_backward_out(const Tensor& grad, const Tensor& output, int64_t dim,
+                             c10::ScalarType input_dtype, Tensor& out) {
+  Tensor r = softmax_backward_fn<kLog>(grad, output, dim, input_dtype);
+  at::native::resize_output(out, r.sizes());
+  EngineLock g(engine_mutex());
+  assign(out, read_tensor(r));
+  return out;
+}
+
+// --- nll_loss ---
+
+// Per-sample target (Int64, shape {n}), its weight, and the target made safe to index
+// with (ignored entries point at class 0), for self viewed as (n, c).
+struct NllTerms {
+  NodeRef target, weight, safe;
+};
+
+NllTerms nll_terms(const Tensor& self2d, const Tensor& target1d, const c10::optional<Tensor>& weight,
+                   int64_t ignore_index, DType t) {
+  const int64_t n = self2d.size(0), c = self2d.size(1);
+  Shape s{n};
+  NodeRef tg = cast(read_tensor(target1d), DType::Int64);
+  NodeRef ignored = binary(Op::Eq, tg, int_const(ignore_index, s));
+  NodeRef safe = where(ignored, int_const(0, s), tg);
+  check_now(target1d, c, false, true, "Target {} is out of bounds.");
+  safe = checked(safe, c, false, true, "Target {} is out of bounds.");
+  NodeRef w = constant(Scalar::of_int(1), t, s);
+  if (weight.has_value() && weight->defined()) {
+    Tensor wt = weight->is_contiguous() ? *weight : weight->contiguous();
+    NodeRef at = binary(Op::Add, int_const(wt.storage_offset(), s),
+                        binary(Op::Mul, safe, int_const(wt.stride(0), s)));
+    w = cast(gather(buffer_of(wt), to_loom(wt.scalar_type()), at), t);
+  }
+  w = where(ignored, constant(Scalar::of_int(0), t, s), w);
+  return {tg, w, safe};
+}
+
+Tensor as_2d(const Tensor& self) { return self.dim() == 1 ? self.unsqueeze(0) : self; }
+Tensor as_1d_target(const Tensor& target) { return target.dim() == 0 ? target.unsqueeze(0) : target; }
+
+void nll_loss_forward_into(const Tensor& self, const Tensor& target,
+                           const c10::optional<Tensor>& weight, int64_t reduction,
+                           int64_t ignore_index, Tensor& output, Tensor& total_weight) {
+  Tensor x = as_2d(self), tgt = as_1d_target(target);
+  const int64_t n = x.size(0);
+  DType t = to_loom(self.scalar_type()), acc = acc_of(t);
+  EngineLock g(engine_mutex());
+  if (n == 0 || x.size(1) == 0) {
+    assign(total_weight, constant(Scalar::of_int(0), t, {}));
+    if (output.numel() > 0)
+      assign(output, constant(reduction == at::Reduction::Mean ? Scalar::of_float(NAN)
+                                                               : Scalar::of_int(0),
+                              t, shape_of(output.sizes())));
+    return;
+  }
+  NllTerms terms = nll_terms(x, tgt, weight, ignore_index, acc);
+  Shape s{n};
+  // self[i, target_i]
+  std::vector<NodeRef> coord{iota(DType::Int64, s, 0), terms.safe};
+  NodeRef picked = cast(gather(buffer_of(x), t, storage_index(x, coord)), acc);
+  NodeRef loss = binary(Op::Mul, unary(Op::Neg, picked), terms.weight);
+  NodeRef total = reindex(reduce(ReduceKind::Sum, terms.weight, {0}, acc), {}, IndexMap{{0}, {}, {}});
+  assign(total_weight, cast(total, t));
+  if (reduction == at::Reduction::None && self.dim() == 2) {
+    assign(output, cast(loss, t));
+    return;
+  }
+  NodeRef sum = reindex(reduce(ReduceKind::Sum, loss, {0}, acc), {}, IndexMap{{0}, {}, {}});
+  if (reduction == at::Reduction::Mean) sum = binary(Op::Div, sum, total);
+  if (reduction == at::Reduction::None) sum = reindex(cast(loss, acc), {}, IndexMap{{0}, {}, {}});
+  assign(output, cast(sum, t));
+}
+
+std::tuple<Tensor, Tensor> nll_loss_forward_fn(const Tensor& self, const Tensor& target,
+                                               const c10::optional<Tensor>& weight,
+                                               int64_t reduction, int64_t ignore_index) {
+  check_operands("nll_loss", {self, target});
+  auto meta = at::nll_loss_forward(to_meta(self), to_meta(target), to_meta(weight), reduction,
+                                   ignore_index);
+  Tensor output = result_like(std::get<0>(meta)), total = result_like(std::get<1>(meta));
+  nll_loss_forward_into(self, target, weight, reduction, ignore_index, output, total);
+  return {output, total};
+}
+
+std::tuple<Tensor&, Tensor&> nll_loss_forward_out(const Tensor& self, const Tensor& target,
+                                                  const c10::optional<Tensor>& weight,
+                                                  int64_t reduction, int64_t ignore_index,
+                                                  Tensor& output, Tensor& total_weight) {
+  check_operands("nll_loss", {self, target, output, total_weight});
+  auto meta = at::nll_loss_forward(to_meta(self), to_meta(target), to_meta(weight), reduction,
+                                   ignore_index);
+  at::native::resize_output(output, std::get<0>(meta).sizes());
+  at::native::resize_output(total_weight, std::get<1>(meta).sizes());
+  nll_loss_forward_into(self, target, weight, reduction, ignore_index, output, total_weight);
+  return {output, total_weight};
+}
+
+// d loss / d self[i, j] = -w_i * g_i where j == target_i, else 0; g is grad_output, over
+// total_weight for mean.
+void nll_loss_backward_into(const Tensor& grad_output, const Tensor& self, const Tensor& target,
+                            const c10::optional<Tensor>& weight, int64_t reduction,
+                            int64_t ignore_index, const Tensor& total_weight, Tensor& grad_input) {
+  if (grad_input.numel() == 0) return;
+  Tensor gi = as_2d(grad_input), x = as_2d(self), tgt = as_1d_target(target);
+  const int64_t n = x.size(0), c = x.size(1);
+  DType t = to_loom(grad_input.scalar_type()), acc = acc_of(t);
+  EngineLock g(engine_mutex());
+  NllTerms terms = nll_terms(x, tgt, weight, ignore_index, acc);
+  Shape s{n}, s2{n, c};
+  NodeRef go;
+  if (reduction == at::Reduction::None && self.dim() == 2)
+    go = cast(read_tensor(grad_output), acc);
+  else
+    go = cast(expand(read_tensor(grad_output.reshape({})), s), acc);
+  if (reduction == at::Reduction::Mean)
+    go = binary(Op::Div, go, cast(expand(read_tensor(total_weight.reshape({})), s), acc));
+  NodeRef per = binary(Op::Mul, unary(Op::Neg, terms.weight), go);  // shape {n}
+  IndexMap rows{{0}, {0, -1}, {1, 0}};
+  NodeRef col = iota(DType::Int64, s2, 1);
+  NodeRef hit = binary(Op::Eq, col, reindex(terms.safe, s2, rows));
+  NodeRef v = where(hit, reindex(per, s2, rows), constant(Scalar::of_int(0), acc, s2));
+  write_tensor(gi, cast(v, t));
+}
+
+Tensor nll_loss_backward_fn(const Tensor& grad_output, const Tensor& self, const Tensor& target,
+                            const c10::optional<Tensor>& weight, int64_t reduction,
+                            int64_t ignore_index, const Tensor& total_weight) {
+  check_operands("nll_loss_backward", {grad_output, self, target, total_weight});
+  Tensor meta = at::nll_loss_backward(to_meta(grad_output), to_meta(self), to_meta(target),
+                                      to_meta(weight), reduction, ignore_index, to_meta(total_weight));
+  Tensor out = result_like(meta);
+  nll_loss_backward_into(grad_output, self, target, weight, reduction, ignore_index, total_weight, out);
+  return out;
+}
+
+Tensor& nll_loss_backward_out(const Tensor& grad_output, const Tensor& self, const Tensor& target,
+                              const c10::optional<Tensor>& weight, int64_t reduction,
+                              int64_t ignore_index, const Tensor& total_weight, Tensor& out) {
+  check_operands("nll_loss_backward", {grad_output, self, target, total_weight, out});
+  Tensor meta = at::nll_loss_backward(to_meta(grad_output), to_meta(self), to_meta(target),
+                                      to_meta(weight), reduction, ignore_index, to_meta(total_weight));
+  at::native::resize_output(out, meta.sizes());
+  nll_loss_backward_into(grad_output, self, target, weight, reduction, ignore_index, total_weight, out);
+  return out;
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("threshold", TORCH_FN(threshold_fn));
+  m.impl("threshold_", TORCH_FN(threshold_ip));
+  m.impl("threshold.out", TORCH_FN(threshold_out));
+  m.impl("threshold_backward", TORCH_FN(threshold_backward_fn));
+  m.impl("threshold_backward.grad_input", TORCH_FN(threshold_backward_out));
+  m.impl("_softmax_backward_data", TORCH_FN(softmax_backward_fn<false>));
+  m.impl("_softmax_backward_data.out", TORCH_FN(softmax_backward_out<false>));
+  m.impl("_log_softmax_backward_data", TORCH_FN(softmax_backward_fn<true>));
+  m.impl("_log_softmax_backward_data.out", TORCH_FN(softmax_backward_out<true>));
+  m.impl("nll_loss_forward", TORCH_FN(nll_loss_forward_fn));
+  m.impl("nll_loss_forward.output", TORCH_FN(nll_loss_forward_out));
+  m.impl("nll_loss_backward", TORCH_FN(nll_loss_backward_fn));
+  m.impl("nll_loss_backward.grad_input", TORCH_FN(nll_loss_backward_out));
+}
+
+}  // namespace loom::aten

@@ -1,0 +1,218 @@
+// 2-d pooling forward and backward: max (with indices), average, adaptive average.
+// Windows are a strided view of the padded input (as in ops_conv.cpp), reduced by the
+// engine; gradients go back with an accumulating put_. Adaptive average pooling is two
+// small averaging-matrix products.
+#include <ATen/native/Resize.h>
+#include <torch/library.h>
+
+#include <cmath>
+#include <limits>
+
+#include "aten/op_util.h"
+
+namespace loom::aten {
+
+namespace {
+
+using at::IntArrayRef;
+using at::Tensor;
+
+int64_t at2(IntArrayRef v, int i, int64_t fallback) {
+  if (v.empty()) return fallback;
+  return v.size() == 1 ? v[0] : v[size_t(i)];
+}
+
+struct Window {
+  int64_t kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, h, w;
+};
+
+Window window(const Tensor& in4, IntArrayRef kernel, IntArrayRef stride, IntArrayRef padding,
+              IntArrayRef dilation, const Tensor& out_meta) {
+  Window g;
+  g.kh = at2(kernel, 0, 1), g.kw = at2(kernel, 1, 1);
+  g.sh = at2(stride, 0, g.kh), g.sw = at2(stride, 1, g.kw);
+  g.ph = at2(padding, 0, 0), g.pw = at2(padding, 1, 0);
+  g.dh = at2(dilation, 0, 1), g.dw = at2(dilation, 1, 1);
+  g.h = in4.size(2), g.w = in4.size(3);
+  g.oh = out_meta.size(-2), g.ow = out_meta.size(-1);
+  return g;
+}
+
+Tensor as_4d(const Tensor& t) { return t.dim() == 3 ? t.unsqueeze(0) : t; }
+
+// The input padded by (ph, pw) and, for ceil_mode windows, enough more on the bottom and
+// right to hold every window; then the (N, C, OH, OW, KH, KW) view of its windows.
+Tensor windows(const Tensor& in4, const Window& g, double fill) {
+  int64_t need_h = (g.oh - 1) * g.sh + g.dh * (g.kh - 1) + 1, need_w = (g.ow - 1) * g.sw + g.dw * (g.kw - 1) + 1;
+  int64_t extra_h = std::max<int64_t>(0, need_h - (g.h + 2 * g.ph));
+  int64_t extra_w = std::max<int64_t>(0, need_w - (g.w + 2 * g.pw));
+  Tensor p = at::constant_pad_nd(in4, {g.pw, g.pw + extra_w, g.ph, g.ph + extra_h}, fill).contiguous();
+  return p.as_strided({p.size(0), p.size(1), g.oh, g.ow, g.kh, g.kw},
+                      {p.stride(0), p.stride(1), g.sh * p.stride(2), g.sw * p.stride(3),
+                       g.dh * p.stride(2), g.dw * p.stride(3)},
+                      p.storage_offset());
+}
+
+IndexMap drop_window_dims(size_t rank6) {
+  IndexMap m;
+  m.offs.assign(rank6, 0);
+  for (int j = 0; j < 4; ++j) {
+    m.dim_of.push_back(j);
+    m.mult.push_back(1);
+  }
+  return m;
+}
+
+// Adds grad (shaped like `win`'s first four dims, broadcast over the window) back into a
+// zero tensor shaped like in4 at each window element's position; the padding is dropped.
+Tensor scatter_windows(const Tensor& grad_win, const Tensor& in4, const Window& g) {
+  int64_t need_h = (g.oh - 1) * g.sh + g.dh * (g.kh - 1) + 1, need_w = (g.ow - 1) * g.sw + g.dw * (g.kw - 1) + 1;
+  int64_t ph_total = std::max(g.h + 2 * g.ph, need_h), pw_total = std::max(g.w + 2 * g.pw, need_w);
+  Tensor padded = at::zeros({in4.size(0), in4.size(1), ph_total, pw_total}, grad_win.options());
+  Tensor where_in = at::arange(padded.numel(), grad_win.options().dtype(at::kLong)).view(padded.sizes());
+  where_in = where_in.as_strided({padded.size(0), padded.size(1), g.oh, g.ow, g.kh, g.kw},
+                                 {where_in.stride(0), where_in.stride(1), g.sh * where_in.stride(2),
+                                  g.sw * where_in.stride(3), g.dh * where_in.stride(2),
+                                  g.dw * where_in.stride(3)});
+  padded.put_(where_in.reshape({-1}), grad_win.expand(where_in.sizes()).reshape({-1}), true);
+  return padded.narrow(2, g.ph, g.h).narrow(3, g.pw, g.w).contiguous();
+}
+
+// --- max pool ---
+
+std::tuple<Tensor, Tensor> max_pool(const Tensor& self, IntArrayRef kernel, IntArrayRef stride,
+                                    IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
+  check_operands("max_pool2d_with_indices", {self});
+  auto meta = at::max_pool2d_with_indices(to_meta(self), kernel, stride, padding, dilation, ceil_mode);
+  TORCH_CHECK(self.is_floating_point(), "\"max_pool2d\" not implemented for '", self.scalar_type(), "'");
+  Tensor out = result_like(std::get<0>(meta)), idx = result_like(std::get<1>(meta));
+  if (out.numel() == 0) return {out, idx};
+  Tensor in4 = as_4d(self);
+  Window g = window(in4, kernel, stride, padding, dilation, std::get<0>(meta));
+  Tensor win = windows(in4, g, -std::numeric_limits<double>::infinity());
+  EngineLock lock(engine_mutex());
+  NodeRef v = read_tensor(win);
+  Shape s4 = {in4.size(0), in4.size(1), g.oh, g.ow};
+  DType t = to_loom(self.scalar_type());
+  NodeRef m = reindex(reduce(ReduceKind::Max, v, {4, 5}, t), s4, drop_window_dims(6));
+  NodeRef lin = reindex(reduce(ReduceKind::ArgMax, v, {4, 5}, DType::Int64), s4, drop_window_dims(6));
+  NodeRef kh = binary(Op::FloorDiv, lin, int_const(g.kw, s4)), kw = binary(Op::Remainder, lin, int_const(g.kw, s4));
+  NodeRef h = binary(Op::Add, binary(Op::Mul, iota(DType::Int64, s4, 2), int_const(g.sh, s4)),
+                     binary(Op::Sub, binary(Op::Mul, kh, int_const(g.dh, s4)), int_const(g.ph, s4)));
+  NodeRef w = binary(Op::Add, binary(Op::Mul, iota(DType::Int64, s4, 3), int_const(g.sw, s4)),
+                     binary(Op::Sub, binary(Op::Mul, kw, int_const(g.dw, s4)), int_const(g.pw, s4)));
+  NodeRef flat = binary(Op::Add, binary(Op::Mul, h, int_const(g.w, s4)), w);
+  assign(as_4d(out), m);
+  assign(as_4d(idx), flat);
+  return {out, idx};
+}
+
+Tensor max_pool_backward(const Tensor& grad_out, const Tensor& self, IntArrayRef kernel,
+                         IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
+                         bool ceil_mode, const Tensor& indices) {
+  check_operands("max_pool2d_with_indices_backward", {grad_out, self, indices});
+  Tensor meta = at::max_pool2d_with_indices_backward(to_meta(grad_out), to_meta(self), kernel, stride,
+                                                     padding, dilation, ceil_mode, to_meta(indices));
+  Tensor in4 = as_4d(self), g4 = as_4d(grad_out), i4 = as_4d(indices);
+  Tensor grad = at::zeros(in4.sizes(), grad_out.options());
+  if (g4.numel() > 0) {
+    int64_t plane = in4.size(2) * in4.size(3);
+    Tensor base = at::arange(in4.size(0) * in4.size(1), indices.options()).view({in4.size(0), in4.size(1), 1, 1}) * plane;
+    grad.put_((base + i4).reshape({-1}), g4.reshape({-1}), true);
+  }
+  (void)meta;  // the meta call checked the arguments
+  return self.dim() == 3 ? grad.squeeze(0) : grad;
+}
+
+// --- average pool ---
+
+// The divisor of each output position, as PyTorch's CPU kernel computes it.
+Tensor avg_divisors(const Window& g, bool count_include_pad, c10::optional<int64_t> divisor_override,
+                    const at::TensorOptions& options) {
+  std::vector<double> d(size_t(g.oh * g.ow));
+  for (int64_t i = 0; i < g.oh; ++i)
+    for (int64_t j = 0; j < g.ow; ++j) {
+      int64_t hs = i * g.sh - g.ph, ws = j * g.sw - g.pw;
+      int64_t he = std::min(hs + g.kh, g.h + g.ph), we = std::min(ws + g.kw, g.w + g.pw);
+      int64_t pool = (he - hs) * (we - ws);
+      hs = std::max<int64_t>(hs, 0), ws = std::max<int64_t>(ws, 0);
+      he = std::min(he, g.h), we = std::min(we, g.w);
+      d[size_t(i * g.ow + j)] = divisor_override ? double(*divisor_override)
+                                : count_include_pad ? double(pool)
+                                                    : double((he - hs) * (we - ws));
+    }
+  return at::tensor(d, at::TensorOptions().dtype(at::kDouble)).view({g.oh, g.ow}).to(options);
+}
+
+Tensor avg_pool(const Tensor& self, IntArrayRef kernel, IntArrayRef stride, IntArrayRef padding,
+                bool ceil_mode, bool count_include_pad, c10::optional<int64_t> divisor_override) {
+  check_operands("avg_pool2d", {self});
+  Tensor meta = at::avg_pool2d(to_meta(self), kernel, stride, padding, ceil_mode, count_include_pad,
+                               divisor_override);
+  Tensor out = result_like(meta);
+  if (out.numel() == 0) return out;
+  Tensor in4 = as_4d(self);
+  Window g = window(in4, kernel, stride, padding, {}, meta);
+  Tensor win = windows(in4, g, 0.0);
+  Tensor div = avg_divisors(g, count_include_pad, divisor_override, self.options());
+  EngineLock lock(engine_mutex());
+  DType t = to_loom(self.scalar_type()), acc = is_reduced_float(t) ? DType::Float32 : t;
+  Shape s4 = {in4.size(0), in4.size(1), g.oh, g.ow};
+  NodeRef sum = reindex(reduce(ReduceKind::Sum, cast(read_tensor(win), acc), {4, 5}, acc), s4, drop_window_dims(6));
+  assign(as_4d(out), cast(binary(Op::Div, sum, cast(expand(read_tensor(div), s4), acc)), t));
+  return out;
+}
+
+Tensor avg_pool_backward(const Tensor& grad_out, const Tensor& self, IntArrayRef kernel,
+                         IntArrayRef stride, IntArrayRef padding, bool ceil_mode,
+                         bool count_include_pad, c10::optional<int64_t> divisor_override) {
+  check_operands("avg_pool2d_backward", {grad_out, self});
+  Tensor meta_out = at::avg_pool2d(to_meta(self), kernel, stride, padding, ceil_mode, count_include_pad,
+                                   divisor_override);
+  Tensor in4 = as_4d(self), g4 = as_4d(grad_out);
+  Window g = window(in4, kernel, stride, padding, {}, meta_out);
+  Tensor per = g4 / avg_divisors(g, count_include_pad, divisor_override, grad_out.options());
+  Tensor grad = scatter_windows(per.unsqueeze(-1).unsqueeze(-1), in4, g);
+  return self.dim() == 3 ? grad.squeeze(0) : grad;
+}
+
+// --- adaptive average pool: out = A_h @ x @ A_w^T ---
+
+Tensor averaging_matrix(int64_t out, int64_t in, const at::TensorOptions& options) {
+  std::vector<double> a(size_t(out * in), 0.0);
+  for (int64_t o = 0; o < out; ++o) {
+    int64_t start = (o * in) / out, end = ((o + 1) * in + out - 1) / out;
+    for (int64_t i = start; i < end; ++i) a[size_t(o * in + i)] = 1.0 / double(end - start);
+  }
+  return at::tensor(a, at::TensorOptions().dtype(at::kDouble)).view({out, in}).to(options);
+}
+
+Tensor adaptive_avg_pool(const Tensor& self, c10::SymIntArrayRef output_size) {
+  check_operands("adaptive_avg_pool2d", {self});
+  TORCH_CHECK(output_size.size() == 2, "adaptive_avg_pool2d: output_size must be 2");
+  TORCH_CHECK(self.dim() == 3 || self.dim() == 4, "adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got ", self.sizes());
+  int64_t oh = output_size[0].expect_int(), ow = output_size[1].expect_int();
+  Tensor ah = averaging_matrix(oh, self.size(-2), self.options());
+  Tensor aw = averaging_matrix(ow, self.size(-1), self.options());
+  return at::matmul(at::matmul(ah, self), aw.t()).contiguous();
+}
+
+Tensor adaptive_avg_pool_backward(const Tensor& grad_out, const Tensor& self) {
+  check_operands("adaptive_avg_pool2d_backward", {grad_out, self});
+  Tensor ah = averaging_matrix(grad_out.size(-2), self.size(-2), self.options());
+  Tensor aw = averaging_matrix(grad_out.size(-1), self.size(-1), self.options());
+  return at::matmul(at::matmul(ah.t(), grad_out), aw).contiguous();
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("max_pool2d_with_indices", TORCH_FN(max_pool));
+  m.impl("max_pool2d_with_indices_backward", TORCH_FN(max_pool_backward));
+  m.impl("avg_pool2d", TORCH_FN(avg_pool));
+  m.impl("avg_pool2d_backward", TORCH_FN(avg_pool_backward));
+  m.impl("_adaptive_avg_pool2d", TORCH_FN(adaptive_avg_pool));
+  m.impl("_adaptive_avg_pool2d_backward", TORCH_FN(adaptive_avg_pool_backward));
+}
+
+}  // namespace loom::aten

@@ -1,0 +1,155 @@
+// sort and topk (argsort, msort and the like go through them): an extern call that sorts
+// each row of a realized copy on the host, with PyTorch's order (NaN above everything,
+// stable for equal keys), producing values and Int64 indices.
+#include <ATen/Dispatch.h>
+#include <ATen/native/Resize.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "aten/op_util.h"
+#include "core/extern.h"
+
+namespace loom::aten {
+
+namespace {
+
+using at::Tensor;
+
+template <typename T>
+bool is_nan(T v) {
+  if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, c10::Half> ||
+                std::is_same_v<T, c10::BFloat16>)
+    return float(v) != float(v);
+  return false;
+}
+
+// Sorts rows of length n, laid out (outer, n, inner) contiguously; keeps the first k.
+template <typename T>
+void sort_rows(const T* in, T* values, int64_t* indices, int64_t outer, int64_t n, int64_t inner,
+               int64_t k, bool descending) {
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      const T* row = in + o * n * inner + i;
+      auto key = [&](int64_t j) { return row[j * inner]; };
+      std::iota(order.begin(), order.end(), 0);
+      auto less = [&](int64_t a, int64_t b) {
+        T x = key(a), y = key(b);
+        if (descending) return (is_nan(x) && !is_nan(y)) || x > y;
+        return (!is_nan(x) && is_nan(y)) || x < y;
+      };
+      if (k < n)
+        std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int64_t a, int64_t b) {
+          return less(a, b) || (!less(b, a) && a < b);
+        });
+      else
+        std::stable_sort(order.begin(), order.end(), less);
+      for (int64_t j = 0; j < k; ++j) {
+        values[o * k * inner + j * inner + i] = key(order[size_t(j)]);
+        indices[o * k * inner + j * inner + i] = order[size_t(j)];
+      }
+    }
+}
+
+// Values and indices of the first k entries of each row along `dim`, sorted, as two
+// contiguous flat values of `shape` with dim resized to k.
+std::vector<NodeRef> sort_call(const Tensor& self, int64_t dim, int64_t k, bool descending) {
+  const c10::ScalarType st = self.scalar_type();
+  const int64_t n = self.dim() == 0 ? 1 : self.size(dim);
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (d < dim) outer *= self.size(d);
+    if (d > dim) inner *= self.size(d);
+  }
+  auto call = std::make_shared<ExternCall>();
+  call->name = "sort";
+  int64_t count = outer * k * inner;
+  call->out_nbytes = {std::max<int64_t>(count, 1) * int64_t(self.element_size()),
+                      std::max<int64_t>(count, 1) * int64_t(sizeof(int64_t))};
+  call->accepts = [](size_t, const View& v) { return is_contiguous(v); };
+  call->fn = [=](const std::vector<ExternInput>& in, const std::vector<std::shared_ptr<Memory>>& out) {
+    AT_DISPATCH_ALL_TYPES_AND3(at::kHalf, at::kBFloat16, at::kBool, st, "loom_sort", [&] {
+      const auto* src = static_cast<const scalar_t*>(in[0].mem->data) + in[0].view.offset;
+      sort_rows(src, static_cast<scalar_t*>(out[0]->data), static_cast<int64_t*>(out[1]->data),
+                outer, n, inner, k, descending);
+    });
+  };
+  return extern_call(call, {read_tensor(self)});
+}
+
+// Stores the call's outputs into values/indices (which have the meta results' layouts).
+void store_sorted(const std::vector<NodeRef>& flats, const Tensor& values, const Tensor& indices) {
+  Shape shape = shape_of(values.sizes());
+  View dense = View::contiguous(shape);
+  DType vt = to_loom(values.scalar_type());
+  assign(values, make_node(Op::Load, vt, shape, {flats[0]}, dense));
+  assign(indices, make_node(Op::Load, DType::Int64, shape, {flats[1]}, dense));
+}
+
+void sort_into(const Tensor& self, int64_t dim, bool descending, int64_t k, const Tensor& values,
+               const Tensor& indices) {
+  if (values.numel() == 0) return;
+  dim = at::maybe_wrap_dim(dim, self.dim());
+  EngineLock g(engine_mutex());
+  store_sorted(sort_call(self, dim, k, descending), values, indices);
+}
+
+std::tuple<Tensor, Tensor> sort_stable(const Tensor& self, c10::optional<bool> stable, int64_t dim,
+                                       bool descending) {
+  check_operands("sort", {self});
+  auto meta = at::sort(to_meta(self), stable, dim, descending);
+  Tensor values = result_like(std::get<0>(meta)), indices = result_like(std::get<1>(meta));
+  sort_into(self, dim, descending, self.dim() == 0 ? 1 : self.size(at::maybe_wrap_dim(dim, self.dim())),
+            values, indices);
+  return {values, indices};
+}
+
+std::tuple<Tensor&, Tensor&> sort_values_stable(const Tensor& self, c10::optional<bool> stable,
+                                                int64_t dim, bool descending, Tensor& values,
+                                                Tensor& indices) {
+  check_operands("sort", {self, values, indices});
+  auto meta = at::sort(to_meta(self), stable, dim, descending);
+  at::native::resize_output(values, std::get<0>(meta).sizes());
+  at::native::resize_output(indices, std::get<1>(meta).sizes());
+  TORCH_CHECK(indices.scalar_type() == at::kLong, "sort(): indices must be a Long tensor");
+  sort_into(self, dim, descending, self.dim() == 0 ? 1 : self.size(at::maybe_wrap_dim(dim, self.dim())),
+            values, indices);
+  return {values, indices};
+}
+
+Tensor argsort_stable(const Tensor& self, bool stable, int64_t dim, bool descending) {
+  return std::get<1>(sort_stable(self, stable, dim, descending));
+}
+
+std::tuple<Tensor, Tensor> topk_fn(const Tensor& self, int64_t k, int64_t dim, bool largest,
+                                   bool sorted) {
+  check_operands("topk", {self});
+  auto meta = at::topk(to_meta(self), k, dim, largest, sorted);
+  Tensor values = result_like(std::get<0>(meta)), indices = result_like(std::get<1>(meta));
+  sort_into(self, dim, largest, k, values, indices);
+  return {values, indices};
+}
+
+std::tuple<Tensor&, Tensor&> topk_values(const Tensor& self, int64_t k, int64_t dim, bool largest,
+                                         bool sorted, Tensor& values, Tensor& indices) {
+  check_operands("topk", {self, values, indices});
+  auto meta = at::topk(to_meta(self), k, dim, largest, sorted);
+  at::native::resize_output(values, std::get<0>(meta).sizes());
+  at::native::resize_output(indices, std::get<1>(meta).sizes());
+  sort_into(self, dim, largest, k, values, indices);
+  return {values, indices};
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("sort.stable", TORCH_FN(sort_stable));
+  m.impl("sort.values_stable", TORCH_FN(sort_values_stable));
+  m.impl("argsort.stable", TORCH_FN(argsort_stable));
+  m.impl("topk", TORCH_FN(topk_fn));
+  m.impl("topk.values", TORCH_FN(topk_values));
+}
+
+}  // namespace loom::aten

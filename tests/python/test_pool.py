@@ -1,0 +1,61 @@
+"""2-d pooling forward and backward against CPU torch."""
+import pytest
+import torch
+import torch.nn.functional as F
+
+import loom
+
+D = loom.device
+
+
+def sample(shape, seed):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(shape, generator=g)
+
+
+def check(fn, x, tol=1e-5):
+    outs = []
+    for dev in ("cpu", D):
+        xs = x.detach().to(dev).requires_grad_()
+        loom.reset_metrics()
+        y = fn(xs)
+        y = y[0] if isinstance(y, tuple) else y
+        (y * sample(tuple(y.shape), 99).to(dev)).sum().backward()
+        outs.append([y.detach().cpu(), xs.grad.cpu()])
+        if dev != "cpu":
+            assert loom.metrics()["fallbacks"] == {}
+    for want, got in zip(*outs):
+        assert got.shape == want.shape
+        torch.testing.assert_close(got, want, rtol=tol, atol=tol)
+
+
+MAX = {
+    "k2": lambda x: F.max_pool2d(x, 2),
+    "k3s2p1": lambda x: F.max_pool2d(x, 3, 2, 1),
+    "ceil": lambda x: F.max_pool2d(x, 3, 2, ceil_mode=True),
+    "dilation": lambda x: F.max_pool2d(x, 2, 1, 0, dilation=2),
+    "rect": lambda x: F.max_pool2d(x, (2, 3), (1, 2)),
+    "indices": lambda x: F.max_pool2d(x, 2, return_indices=True)[1].float() + F.max_pool2d(x, 2),
+}
+AVG = {
+    "k2": lambda x: F.avg_pool2d(x, 2),
+    "k3s2p1": lambda x: F.avg_pool2d(x, 3, 2, 1),
+    "no_pad_count": lambda x: F.avg_pool2d(x, 3, 2, 1, count_include_pad=False),
+    "ceil": lambda x: F.avg_pool2d(x, 3, 2, ceil_mode=True),
+    "divisor": lambda x: F.avg_pool2d(x, 2, divisor_override=3),
+    "adaptive_1": lambda x: F.adaptive_avg_pool2d(x, 1),
+    "adaptive_3x2": lambda x: F.adaptive_avg_pool2d(x, (3, 2)),
+    "adaptive_odd": lambda x: F.adaptive_avg_pool2d(x, (4, 5)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MAX))
+def test_max_pool(name):
+    check(MAX[name], sample((2, 3, 7, 8), 1))
+    check(MAX[name], sample((3, 7, 8), 2))
+
+
+@pytest.mark.parametrize("name", sorted(AVG))
+def test_avg_pool(name):
+    check(AVG[name], sample((2, 3, 7, 8), 3))
+    check(AVG[name], sample((3, 7, 8), 4))
