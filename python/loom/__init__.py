@@ -87,7 +87,59 @@ def _install_set_storage():
     torch.Tensor.set_ = set_
 
 
+def _install_legacy_new():
+    """Gives Loom tensors torch's legacy constructor, Tensor.new(...), which 1.13 refuses
+    for PrivateUse1 ("new(): expected key in DispatchKeySet").
+
+    The call runs first on an empty CPU tensor of the same dtype, so that argument parsing
+    and its errors are torch's own; the result is then made on Loom: an empty tensor for
+    the sizes forms (`new()`, `new(2, 3)`, `new(torch.Size)`), the data for the others,
+    an alias for `new(loom_tensor)` and a view of the storage for `new(storage)`.
+    """
+    original = torch.Tensor.new
+    storage_types = (torch.TypedStorage, torch.UntypedStorage)
+
+    def new(self, *args, **kwargs):
+        if self.device.type != device.type:
+            return original(self, *args, **kwargs)
+        if "device" in kwargs:
+            asked = torch.device(kwargs.pop("device"))
+            if asked.type != device.type:
+                raise RuntimeError(f"legacy constructor expects device type: {device.type} "
+                                   f"but device type: {asked.type} was passed")
+        stand_in = torch.empty(0, dtype=self.dtype)
+        if len(args) == 1 and not kwargs and isinstance(args[0], storage_types):
+            return torch.empty(0, dtype=self.dtype, device=device).set_(args[0])
+        if len(args) == 1 and not kwargs and isinstance(args[0], torch.Tensor):
+            other = args[0]
+            if other.device == self.device and other.dtype == self.dtype:
+                return torch.ops.aten.alias(other)
+            return original(stand_in, other.to("meta") if other.device.type == device.type
+                            else other)  # raises torch's TypeError for the mismatch
+        on_cpu = original(stand_in, *args, **kwargs)
+        sizes_form = all(isinstance(a, int) for a in args) or (
+            len(args) == 1 and isinstance(args[0], torch.Size))
+        if sizes_form:
+            return torch.empty(on_cpu.shape, dtype=self.dtype, device=device)
+        return on_cpu.to(device)
+
+    new.__doc__ = original.__doc__
+    torch.Tensor.new = new
+
+
+def _python_rejects_legacy_new():
+    try:
+        torch.empty(0, device=device).new(0)
+    except (RuntimeError, TypeError) as e:
+        if "expected key in DispatchKeySet" in str(e) or "new()" in str(e):
+            return True
+        raise
+    return False
+
+
 if _python_rejects_loom_storages():
     _install_set_storage()
+if _python_rejects_legacy_new():
+    _install_legacy_new()
 
 __all__ = ["device", "sync", "metrics", "reset_metrics"]

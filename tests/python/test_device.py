@@ -314,3 +314,23 @@ def test_no_composite_op_is_shadowed():
         except RuntimeError:
             pass  # schemas without a dispatcher entry
     assert shadowed == []
+
+
+def test_legacy_new():
+    # torch 1.13's Tensor.new() refuses PrivateUse1; loom gives it the CPU's forms.
+    x, c = torch.zeros(2, device=DEV), torch.zeros(2)
+    for args in [(), (2, 3), (torch.Size([4, 1]),), ([3, 4],), ((3, 4),), ([[1, 2]],), (0, 3, 3)]:
+        got, want = x.new(*args), c.new(*args)
+        assert got.device == DEV and got.dtype == want.dtype and got.shape == want.shape
+        if not (not args or all(isinstance(a, int) for a in args) or isinstance(args[0], torch.Size)):
+            assert torch.equal(got.cpu(), want)
+    y = torch.ones(3, device=DEV)
+    alias = x.new(y)
+    alias[0] = 5
+    assert y.cpu().tolist() == [5, 1, 1]
+    assert x.new(x.storage()).shape == (2,)
+    with pytest.raises(TypeError):
+        x.new(torch.ones(3, dtype=torch.int64, device=DEV))
+    with pytest.raises(RuntimeError, match="legacy constructor expects device type"):
+        x.new(2, device="cpu")
+    assert torch.zeros(2).new(2).device.type == "cpu"
