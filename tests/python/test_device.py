@@ -65,9 +65,14 @@ def test_every_dense_dtype_is_supported(dtype):
     assert t.dtype == dtype and t.cpu().dtype == dtype
 
 
-def test_quantized_dtypes_are_not_supported():
-    with pytest.raises(NotImplementedError, match="QuantizedPrivateUse1"):
-        torch.empty(3, dtype=torch.qint8, device=DEV)
+def test_empty_with_a_quantized_dtype():
+    # As on the CPU: a quantized tensor whose quantizer is unknown, so that even a copy
+    # into it fails (on the CPU too).
+    e = torch.empty(3, dtype=torch.qint8, device=DEV)
+    assert e.is_quantized and e.dtype == torch.qint8 and e.shape == (3,)
+    q = torch.quantize_per_tensor(torch.tensor([1.0, -2.0, 3.0]), 0.5, 1, torch.qint8)
+    with pytest.raises(RuntimeError, match="UnknownQuantizer"):
+        e.copy_(q.to(DEV))
 
 
 def test_zero_size_tensors():
