@@ -141,5 +141,8 @@ if _python_rejects_loom_storages():
     _install_set_storage()
 if _python_rejects_legacy_new():
     _install_legacy_new()
+if torch.__version__ < "2":
+    from . import _storage
+    _storage.install(device)
 
 __all__ = ["device", "sync", "metrics", "reset_metrics"]
