@@ -19,6 +19,13 @@ c10::optional<at::Tensor> to_meta(const c10::optional<at::Tensor>& t) {
   return to_meta(*t);
 }
 
+at::Tensor to_meta_out(const at::Tensor& out, const at::Tensor& a, const at::Tensor& meta_a,
+                       const at::Tensor& b, const at::Tensor& meta_b) {
+  if (out.is_same(a)) return meta_a;
+  if (b.defined() && out.is_same(b)) return meta_b;
+  return to_meta(out);
+}
+
 NodeRef scalar_node(const c10::Scalar& s, const Shape& shape, DType dtype) {
   c10::complex<double> z = s.isComplex() ? s.toComplexDouble() : c10::complex<double>();
   Scalar v = s.isComplex()         ? Scalar::of_complex(z.real(), z.imag())

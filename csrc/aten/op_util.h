@@ -13,6 +13,11 @@ namespace loom::aten {
 // promotion depends on). CPU scalars stay scalars; undefined stays undefined.
 at::Tensor to_meta(const at::Tensor& t);
 c10::optional<at::Tensor> to_meta(const c10::optional<at::Tensor>& t);
+// The meta stand-in of an out= argument: an input's own stand-in when out is that input
+// (the same TensorImpl), so that the meta run sees the aliasing and refuses to resize an
+// input, as the CPU's TensorIterator does.
+at::Tensor to_meta_out(const at::Tensor& out, const at::Tensor& a, const at::Tensor& meta_a,
+                       const at::Tensor& b = at::Tensor(), const at::Tensor& meta_b = at::Tensor());
 
 // The value of an operand, broadcast to `shape` and converted to `dtype`: a Loom tensor
 // is a lazy load; a CPU 0-dim tensor (a wrapped Python scalar) becomes a constant.

@@ -1,5 +1,6 @@
 // Elementwise ops: unary, binary, ternary, their in-place and out= forms, fill.
 #include <ATen/Dispatch.h>
+#include <ATen/native/Resize.h>
 #include <torch/library.h>
 
 #include "aten/op_util.h"
@@ -108,11 +109,16 @@ NodeRef unary_value(Op op, const Tensor& self, const Shape& shape, DType result)
 // build their result as empty(0) and call their out= form) return it contiguous instead.
 // The layout CPU's TensorIterator gives the result (a structured op's meta computes it;
 // a float stand-in keeps any dtype valid).
-Tensor iterator_layout(const Tensor& meta, const Tensor& a, const Tensor& b = Tensor()) {
+// With three operands, addcmul's meta (a ternary TensorIterator, operands in order) stands
+// in for where's iterator.
+Tensor iterator_layout(const Tensor& meta, const Tensor& a, const Tensor& b = Tensor(),
+                       const Tensor& c = Tensor()) {
   auto stand_in = [](const Tensor& t) {
     return at::empty_strided(t.sizes(), t.strides(), t.options().device(at::kMeta).dtype(at::kFloat));
   };
-  Tensor l = b.defined() ? at::mul(stand_in(a), stand_in(b)) : at::neg(stand_in(a));
+  Tensor l = c.defined()   ? at::addcmul(stand_in(a), stand_in(b), stand_in(c))
+             : b.defined() ? at::mul(stand_in(a), stand_in(b))
+                           : at::neg(stand_in(a));
   if (l.sizes() != meta.sizes() || meta.numel() == 0) return meta;
   return at::empty_strided(l.sizes(), l.strides(), meta.options());
 }
@@ -141,7 +147,7 @@ Tensor& unary_into(Op op, const Tensor& self, Tensor& out, const Tensor& meta_fn
     return unary_into(Op::OP, self, self, r);                                 \
   }                                                                           \
   Tensor& name##_out(const Tensor& self, Tensor& out) {                       \
-    Tensor m = to_meta(self), mo = to_meta(out);                              \
+    Tensor m = to_meta(self), mo = to_meta_out(out, self, m);                 \
     at::name##_outf(m, mo);                                                   \
     match_out(out, mo);                                                       \
     return unary_into(Op::OP, self, out, at::name(m));                        \
@@ -236,7 +242,7 @@ Tensor& into(Tensor& out, MetaFn meta_fn, ValueFn value) {
                       [&](const Shape& s, DType r) { return binary_value(Op::OP, a, b, s, r); }); \
   }                                                                                        \
   Tensor& name##_out(const Tensor& a, const Tensor& b, Tensor& out) {                      \
-    Tensor ma = to_meta(a), mb = to_meta(b), mo = to_meta(out);                            \
+    Tensor ma = to_meta(a), mb = to_meta(b), mo = to_meta_out(out, a, ma, b, mb);                            \
     at::name##_outf(ma, mb, mo);                                                           \
     match_out(out, mo);                                                                    \
     return into(out, [&] { return at::name(ma, mb); },                                     \
@@ -282,7 +288,7 @@ LOOM_BINARY_NO_INPLACE(minimum, Minimum)
                 [&](const Shape& s, DType t) { return add_value(Op::OP, a, b, alpha, s, t); }); \
   }                                                                                            \
   Tensor& name##_out(const Tensor& a, const Tensor& b, const c10::Scalar& alpha, Tensor& out) { \
-    Tensor ma = to_meta(a), mb = to_meta(b), mo = to_meta(out);                                \
+    Tensor ma = to_meta(a), mb = to_meta(b), mo = to_meta_out(out, a, ma, b, mb);                                \
     at::name##_outf(ma, mb, alpha, mo);                                                        \
     match_out(out, mo);                                                                        \
     return into(out, [&] { return at::name(ma, mb, alpha); },                                  \
@@ -317,7 +323,7 @@ Tensor& div_mode_ip(Tensor& a, const Tensor& b, c10::optional<c10::string_view> 
 }
 Tensor& div_mode_out(const Tensor& a, const Tensor& b, c10::optional<c10::string_view> mode,
                      Tensor& out) {
-  Tensor ma = to_meta(a), mb = to_meta(b), mo = to_meta(out);
+  Tensor ma = to_meta(a), mb = to_meta(b), mo = to_meta_out(out, a, ma, b, mb);
   at::div_outf(ma, mb, mode, mo);
   match_out(out, mo);
   return into(out, [&] { return at::div(ma, mb, mode); },
@@ -373,16 +379,25 @@ NodeRef where_value(const Tensor& c, const Tensor& a, const Tensor& b, const Sha
   return where(operand(c, s, DType::Bool), operand(a, s, r), operand(b, s, r));
 }
 
+// The meta where keeps its inputs' odd strides of size-1 dims and does not resize a
+// wrongly shaped out; the CPU's TensorIterator does both, so Loom lays results out as it.
+Tensor where_meta(const Tensor& c, const Tensor& a, const Tensor& b) {
+  return iterator_layout(at::where(to_meta(c), to_meta(a), to_meta(b)), c, a, b);
+}
+
 Tensor where_fn(const Tensor& c, const Tensor& a, const Tensor& b) {
-  return functional([&] { return at::where(to_meta(c), to_meta(a), to_meta(b)); },
+  return functional([&] { return where_meta(c, a, b); },
                     [&](const Shape& s, DType r) { return where_value(c, a, b, s, r); });
 }
+
 Tensor& where_out(const Tensor& c, const Tensor& a, const Tensor& b, Tensor& out) {
   Tensor mo = to_meta(out);
-  at::where_outf(to_meta(c), to_meta(a), to_meta(b), mo);
-  match_out(out, mo);
-  return into(out, [&] { return at::where(to_meta(c), to_meta(a), to_meta(b)); },
-              [&](const Shape& s, DType r) { return where_value(c, a, b, s, r); });
+  at::where_outf(to_meta(c), to_meta(a), to_meta(b), mo);  // the CPU's argument checks
+  Tensor r = where_meta(c, a, b);
+  if (out.sizes() != r.sizes() && at::native::resize_output(out, r.sizes()))
+    out.as_strided_(r.sizes(), r.strides());
+  return into(out, [&] { return r; },
+              [&](const Shape& s, DType t) { return where_value(c, a, b, s, t); });
 }
 
 // clamp: max(x, lo) then min(., hi), both NaN-propagating.

@@ -277,9 +277,6 @@ def test_out_resizes_empty_view(cpu_and_loom):
     cpu_and_loom(program)
 
 
-@pytest.mark.xfail(strict=True, reason="where(out=) keeps a non-empty out of the result's "
-                   "numel but another shape (meta where.self_out does not resize it; "
-                   "ops_elementwise.cpp where_out builds the value in out's shape)")
 def test_where_out_resizes_like_cpu(cpu_and_loom):
     def program(dev):
         y = torch.arange(24.0, device=dev).view(4, 6) - 5
@@ -290,8 +287,6 @@ def test_where_out_resizes_like_cpu(cpu_and_loom):
     cpu_and_loom(program)
 
 
-@pytest.mark.xfail(strict=True, reason="out= that is also an input gets resized; CPU rejects "
-                   "it (the meta run sees two distinct meta tensors; op_util.cpp to_meta)")
 @pytest.mark.filterwarnings("ignore:An output with one or more elements was resized")
 @pytest.mark.parametrize("op", ["add", "mul", "maximum"])
 def test_out_that_is_an_input_is_not_resized(op):

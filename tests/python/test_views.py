@@ -196,9 +196,6 @@ def test_view_of_view_base_is_root():
         assert v.detach()._base is None
 
 
-@pytest.mark.xfail(strict=True, reason="torch.where takes its result strides from the meta "
-                   "where, which keeps a size-1 dim's odd stride where CPU's does not "
-                   "(ops_elementwise.cpp where_fn)")
 def test_where_result_strides_on_unfold_view():
     x = torch.zeros(4, 6).unfold(0, 1, 1)  # strides (6, 1, 6)
     want = torch.where(x > 0, x, x)
