@@ -38,6 +38,7 @@ MetricsSnapshot snapshot() {
       {"compile_us", m.compile_us.load()},
       {"cache_hits", m.cache_hits.load()},
       {"disk_hits", m.disk_hits.load()},
+      {"disk_rejects", m.disk_rejects.load()},
       {"realizations", m.realizations.load()},
       {"extern_calls", m.extern_calls.load()},
       {"buffers_allocated", m.buffers_allocated.load()},

@@ -16,6 +16,7 @@
 #include <unordered_map>
 
 #include "core/metrics.h"
+#include "runtime/disk_cache.h"
 
 namespace loom {
 
@@ -122,7 +123,11 @@ const CompiledKernel& compile_kernel(const std::string& source) {
     return *it->second;
   }
   const std::string cmd = compiler_command();
-  uint64_t h = fnv1a(source + "\n" + cmd + " " + kLibs + "\n" + compiler_version());
+  // The entry format is part of the key, so files of older formats are never looked at.
+  const std::string key = source + "\n" + cmd + " " + kLibs + "\n" + compiler_version() +
+                          "\nsealed-v1";
+  uint64_t h = fnv1a(key);
+  const uint64_t key2 = checksum64(key.data(), key.size(), h);
   char name[32];
   std::snprintf(name, sizeof name, "k_%016llx", (unsigned long long)h);
   const std::string dir = cache_dir();
@@ -133,8 +138,17 @@ const CompiledKernel& compile_kernel(const std::string& source) {
   const std::string so = dir + "/" + name + ".so";
   void* lib = nullptr;
   if (file_exists(so)) {
-    lib = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (lib) metrics().disk_hits++;
+    // NOTE [Sealed cache entries] (runtime/disk_cache.h): never dlopen an unchecked file.
+    // The source beside the object must be intact too: error messages and LOOM_DEBUG
+    // point users at it.
+    if (verify_object(so, key2) && file_holds(k->source_path, source)) {
+      lib = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (lib) metrics().disk_hits++;
+    }
+    if (!lib) {
+      metrics().disk_rejects++;
+      if (debug_level() >= 2) std::fprintf(stderr, "loom: cache entry %s is damaged\n", name);
+    }
   }
   if (!lib) {
     // Write to temporary names and rename, so a concurrent process never loads half a file.
@@ -158,6 +172,11 @@ const CompiledKernel& compile_kernel(const std::string& source) {
       std::remove((so + tag).c_str());
       throw std::runtime_error("loom: compiling kernel " + k->source_path + " failed (" + cmd +
                                "):\n" + out);
+    }
+    if (!seal_object(so + tag, key2)) {
+      std::remove((so + tag).c_str());
+      throw std::runtime_error("loom: cannot write kernel " + so + " compiled from " +
+                               k->source_path);
     }
     std::rename((so + tag).c_str(), so.c_str());
     lib = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
