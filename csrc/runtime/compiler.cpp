@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <list>
 #include <memory>
 #include <mutex>
 #include <sstream>
@@ -90,9 +91,31 @@ const std::string& compiler_version() {
   return v;
 }
 
+// NOTE [Loaded kernels]: a program whose kernels keep changing (a constant that differs
+// every step, such as Adam's bias corrections) would otherwise keep every library it ever
+// loaded mapped, ~30 KB each. Past kMaxLoaded the least recently used kernel is unloaded;
+// it is on disk, so using it again costs a load, not a compile. Unloading is safe because
+// a CompiledKernel is only used by the caller of compile_kernel until its run returns, and
+// runs are serialized by the engine lock (core/graph.h). LOOM_MAX_LOADED_KERNELS overrides.
+size_t max_loaded() {
+  static const size_t n = [] {
+    const char* s = std::getenv("LOOM_MAX_LOADED_KERNELS");
+    long v = s ? std::atol(s) : 0;
+    return v > 0 ? size_t(v) : size_t(1024);
+  }();
+  return n;
+}
+
+struct Loaded {
+  std::unique_ptr<CompiledKernel> kernel;
+  void* lib;
+  std::list<const std::string*>::iterator age;
+};
+
 struct Cache {
   std::mutex mu;
-  std::unordered_map<std::string, std::unique_ptr<CompiledKernel>> by_source;
+  std::unordered_map<std::string, Loaded> by_source;
+  std::list<const std::string*> lru;  // sources, most recently used first
 };
 
 Cache& cache() {
@@ -120,7 +143,8 @@ const CompiledKernel& compile_kernel(const std::string& source) {
   auto it = c.by_source.find(source);
   if (it != c.by_source.end()) {
     metrics().cache_hits++;
-    return *it->second;
+    c.lru.splice(c.lru.begin(), c.lru, it->second.age);
+    return *it->second.kernel;
   }
   const std::string cmd = compiler_command();
   // The entry format is part of the key, so files of older formats are never looked at.
@@ -189,7 +213,16 @@ const CompiledKernel& compile_kernel(const std::string& source) {
   if (!k->fn)
     throw std::runtime_error("loom: kernel " + k->source_path + " defines no `kernel` symbol");
   auto& ref = *k;
-  c.by_source.emplace(source, std::move(k));
+  auto pos = c.by_source.emplace(source, Loaded{std::move(k), lib, {}}).first;
+  c.lru.push_front(&pos->first);
+  pos->second.age = c.lru.begin();
+  if (c.by_source.size() > max_loaded()) {
+    auto victim = c.by_source.find(*c.lru.back());
+    dlclose(victim->second.lib);
+    c.lru.pop_back();
+    c.by_source.erase(victim);
+    metrics().kernels_unloaded++;
+  }
   return ref;
 }
 

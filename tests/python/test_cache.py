@@ -169,3 +169,22 @@ def test_processes_filling_one_cache_at_once(tmp_path):
     assert out.returncode == 0, out.stderr
     compiled, hits, _, rejects = [int(v) for v in out.stdout.split()[-4:]]
     assert (compiled, rejects) == (0, 0) and hits == len(list(tmp_path.glob("k_*.so")))
+
+
+def test_unloaded_kernels_load_again_from_disk(tmp_path):
+    # NOTE [Loaded kernels]: at most LOOM_MAX_LOADED_KERNELS stay loaded; the rest reload.
+    prog = (
+        "import torch, loom\n"
+        "x = torch.arange(6.).to(loom.device)\n"
+        "ref = torch.arange(6.)\n"
+        "for rnd in range(2):\n"
+        "    for c in (1.5, 2.5, 3.5, 4.5):\n"
+        "        assert (x * c).tolist() == (ref * c).tolist()\n"
+        "m = loom.metrics()\n"
+        "print(m['kernels_compiled'], m['kernels_unloaded'], m['disk_hits'], m['cache_hits'])\n")
+    env = dict(os.environ, LOOM_CACHE_DIR=str(tmp_path), LOOM_MAX_LOADED_KERNELS="2")
+    out = subprocess.run([sys.executable, "-c", prog], env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    # Four kernels, two loaded at a time: every use in the second round reloads from disk.
+    assert [int(v) for v in out.stdout.split()[-4:]] == [4, 6, 4, 0]
