@@ -373,11 +373,19 @@ NodeRef where_value(const Tensor& c, const Tensor& a, const Tensor& b, const Sha
   return where(operand(c, s, DType::Bool), operand(a, s, r), operand(b, s, r));
 }
 
+void check_condition(const Tensor& c) {
+  TORCH_CHECK(c.scalar_type() == at::kBool || c.scalar_type() == at::kByte,
+              "where expected condition to be a boolean tensor, but got a tensor with dtype ",
+              c.scalar_type());
+}
+
 Tensor where_fn(const Tensor& c, const Tensor& a, const Tensor& b) {
+  check_condition(c);
   return functional([&] { return at::where(to_meta(c), to_meta(a), to_meta(b)); },
                     [&](const Shape& s, DType r) { return where_value(c, a, b, s, r); });
 }
 Tensor& where_out(const Tensor& c, const Tensor& a, const Tensor& b, Tensor& out) {
+  check_condition(c);
   Tensor mo = to_meta(out);
   at::where_outf(to_meta(c), to_meta(a), to_meta(b), mo);
   match_out(out, mo);
