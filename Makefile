@@ -73,3 +73,45 @@ bench: build
 
 clean:
 	rm -rf $(BUILD) python/loom/_loom*.so
+
+# --- reliability (issue 6): long runs, sanitizers, libFuzzer ---
+.PHONY: test-long test-asan test-fuzz-index deps-fuzz
+
+# The training-memory test at its full length (`make test` runs 60 steps).
+test-long: build
+	LOOM_MEMORY_STEPS=400 PYTHONPATH=python $(PYTHON) -m pytest -q -s tests/python/test_memory.py
+
+# The engine, its C++ tests and the extension built with ASan and UBSan in their own
+# directory; the extension lands there too, beside a copy of the package, and a short
+# Python smoke test runs it with the ASan runtime preloaded (Python itself is not built
+# with ASan, so leak checking stays off for that part).
+ASAN_BUILD ?= build-asan
+test-asan: deps
+	$(CMAKE) -S . -B $(ASAN_BUILD) -G Ninja -DPython3_EXECUTABLE=$(PYTHON) \
+	  -DLOOM_SANITIZE=address,undefined -DLOOM_EXTENSION_DIR=$(CURDIR)/$(ASAN_BUILD)/python/loom
+	$(CMAKE) --build $(ASAN_BUILD)
+	UBSAN_OPTIONS=print_stacktrace=1 $(CTEST) --test-dir $(ASAN_BUILD) --output-on-failure
+	cp python/loom/*.py $(ASAN_BUILD)/python/loom/
+	ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
+	  LD_PRELOAD="$$($(CXX) -print-file-name=libasan.so) $$($(CXX) -print-file-name=libubsan.so)" \
+	  PYTHONPATH=$(ASAN_BUILD)/python LOOM_CACHE_DIR=$(CURDIR)/$(ASAN_BUILD)/kernels \
+	  $(PYTHON) -m pytest -q -p no:cacheprovider tests/python/test_asan_smoke.py
+
+# libFuzzer on the index-arithmetic case (tests/cpp/index_fuzz.h) for FUZZ_SECONDS, with
+# clang in its own build directory; `make test` runs the same case from a seeded PRNG.
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_CLANG ?= clang-14
+FUZZ_PACKAGES := clang-14 libclang-rt-14-dev
+deps-fuzz:
+	@for p in $(FUZZ_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then echo "error: test-fuzz needs: apt-get install -y$$missing" >&2; exit 1; fi
+
+test-fuzz-index: deps-fuzz
+	CC=$(FUZZ_CLANG) CXX=$(subst clang,clang++,$(FUZZ_CLANG)) $(CMAKE) -S . -B $(FUZZ_BUILD) -G Ninja \
+	  -DLOOM_BUILD_EXTENSION=OFF -DLOOM_FUZZER=ON -DLOOM_SANITIZE=address,undefined,fuzzer-no-link
+	$(CMAKE) --build $(FUZZ_BUILD) --target loom_index_fuzzer
+	mkdir -p $(FUZZ_BUILD)/corpus
+	$(FUZZ_BUILD)/loom_index_fuzzer -max_total_time=$(FUZZ_SECONDS) -max_len=256 $(FUZZ_BUILD)/corpus
+
+test-fuzz: test-fuzz-index

@@ -31,6 +31,7 @@ MetricsSnapshot snapshot() {
   EngineLock g(engine_mutex());
   Metrics& m = metrics();
   MemoryStats mem = memory_stats();
+  BufferStats bufs = buffer_stats();
   MetricsSnapshot s;
   s.counters = {
       {"kernels_run", m.kernels_run.load()},
@@ -38,11 +39,15 @@ MetricsSnapshot snapshot() {
       {"compile_us", m.compile_us.load()},
       {"cache_hits", m.cache_hits.load()},
       {"disk_hits", m.disk_hits.load()},
+      {"disk_rejects", m.disk_rejects.load()},
+      {"kernels_unloaded", m.kernels_unloaded.load()},
       {"realizations", m.realizations.load()},
       {"extern_calls", m.extern_calls.load()},
       {"buffers_allocated", m.buffers_allocated.load()},
       {"bytes_allocated", m.bytes_allocated.load()},
       {"live_nodes", int64_t(live_node_count())},
+      {"live_buffers", bufs.count},  // storages, realized or pending
+      {"live_buffer_bytes", bufs.bytes},
       {"live_blocks", mem.live_blocks},
       {"live_bytes", mem.live_bytes},
       {"cached_bytes", mem.cached_bytes},

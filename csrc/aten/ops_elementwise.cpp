@@ -379,6 +379,12 @@ NodeRef where_value(const Tensor& c, const Tensor& a, const Tensor& b, const Sha
   return where(operand(c, s, DType::Bool), operand(a, s, r), operand(b, s, r));
 }
 
+void check_condition(const Tensor& c) {
+  TORCH_CHECK(c.scalar_type() == at::kBool || c.scalar_type() == at::kByte,
+              "where expected condition to be a boolean tensor, but got a tensor with dtype ",
+              c.scalar_type());
+}
+
 // The meta where keeps its inputs' odd strides of size-1 dims and does not resize a
 // wrongly shaped out; the CPU's TensorIterator does both, so Loom lays results out as it.
 Tensor where_meta(const Tensor& c, const Tensor& a, const Tensor& b) {
@@ -386,11 +392,13 @@ Tensor where_meta(const Tensor& c, const Tensor& a, const Tensor& b) {
 }
 
 Tensor where_fn(const Tensor& c, const Tensor& a, const Tensor& b) {
+  check_condition(c);
   return functional([&] { return where_meta(c, a, b); },
                     [&](const Shape& s, DType r) { return where_value(c, a, b, s, r); });
 }
 
 Tensor& where_out(const Tensor& c, const Tensor& a, const Tensor& b, Tensor& out) {
+  check_condition(c);
   Tensor mo = to_meta(out);
   at::where_outf(to_meta(c), to_meta(a), to_meta(b), mo);  // the CPU's argument checks
   Tensor r = where_meta(c, a, b);

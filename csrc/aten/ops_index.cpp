@@ -361,6 +361,10 @@ Tensor& index_select_out(const Tensor& self, int64_t dim, const Tensor& index, T
 }
 
 Tensor& masked_fill_value(Tensor& self, const Tensor& mask, const NodeRef& value) {
+  // The CPU's iterator checks that the mask broadcasts to self, with these messages.
+  std::vector<int64_t> broadcast = at::infer_size(self.sizes(), mask.sizes());
+  TORCH_CHECK(c10::IntArrayRef(broadcast) == self.sizes(), "output with shape ", self.sizes(),
+              " doesn't match the broadcast shape ", c10::IntArrayRef(broadcast));
   DType dtype = to_loom(self.scalar_type());
   Shape shape = shape_of(self.sizes());
   EngineLock g(engine_mutex());

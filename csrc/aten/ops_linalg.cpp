@@ -160,8 +160,15 @@ NodeRef epilogue(const NodeRef& prod, const Tensor& self, const c10::Scalar& bet
   return binary(Op::Add, s, r);
 }
 
+// The CPU's mm/bmm/mv kernels take one dtype; the meta functions do not check it.
+void check_same_dtype(const Tensor& a, const Tensor& b) {
+  TORCH_CHECK(a.scalar_type() == b.scalar_type(), "expected scalar type ", a.scalar_type(),
+              " but found ", b.scalar_type());
+}
+
 Tensor mm_fn(const Tensor& a, const Tensor& b) {
   check_operands("mm", {a, b});
+  check_same_dtype(a, b);
   Tensor meta = at::mm(to_meta(a), to_meta(b));
   EngineLock g(engine_mutex());
   Tensor out = result_like(meta);
@@ -173,6 +180,7 @@ Tensor mm_fn(const Tensor& a, const Tensor& b) {
 
 Tensor& mm_out(const Tensor& a, const Tensor& b, Tensor& out) {
   check_operands("mm", {a, b, out});
+  check_same_dtype(a, b);
   Tensor meta = at::mm(to_meta(a), to_meta(b));
   at::native::resize_output(out, meta.sizes());
   if (out.numel() == 0) return out;
@@ -183,6 +191,7 @@ Tensor& mm_out(const Tensor& a, const Tensor& b, Tensor& out) {
 
 Tensor bmm_fn(const Tensor& a, const Tensor& b) {
   check_operands("bmm", {a, b});
+  check_same_dtype(a, b);
   Tensor meta = at::bmm(to_meta(a), to_meta(b));
   EngineLock g(engine_mutex());
   Tensor out = result_like(meta);
@@ -193,6 +202,7 @@ Tensor bmm_fn(const Tensor& a, const Tensor& b) {
 
 Tensor& bmm_out(const Tensor& a, const Tensor& b, Tensor& out) {
   check_operands("bmm", {a, b, out});
+  check_same_dtype(a, b);
   Tensor meta = at::bmm(to_meta(a), to_meta(b));
   at::native::resize_output(out, meta.sizes());
   if (out.numel() == 0) return out;
@@ -265,6 +275,13 @@ Tensor& baddbmm_ip(Tensor& self, const Tensor& a, const Tensor& b, const c10::Sc
 // dot and mv are memory-bound: generated reductions.
 Tensor dot_fn(const Tensor& a, const Tensor& b) {
   check_operands("dot", {a, b});
+  TORCH_CHECK(a.scalar_type() == b.scalar_type(),
+              "dot : expected both vectors to have same dtype, but found ", a.scalar_type(),
+              " and ", b.scalar_type());
+  TORCH_CHECK(a.dim() != 1 || b.dim() != 1 || a.numel() == b.numel(),
+              "inconsistent tensor size, expected tensor [", a.numel(), "] and src [", b.numel(),
+              "] to have the same number of elements, but got ", a.numel(), " and ", b.numel(),
+              " elements respectively");
   Tensor meta = at::dot(to_meta(a), to_meta(b));
   EngineLock g(engine_mutex());
   Tensor out = result_like(meta);
@@ -278,6 +295,7 @@ Tensor dot_fn(const Tensor& a, const Tensor& b) {
 
 Tensor mv_fn(const Tensor& m, const Tensor& v) {
   check_operands("mv", {m, v});
+  check_same_dtype(m, v);
   Tensor meta = at::mv(to_meta(m), to_meta(v));
   EngineLock g(engine_mutex());
   Tensor out = result_like(meta);

@@ -38,6 +38,9 @@ Tensor softmax_impl(const Tensor& self, int64_t dim, bool half_to_float, bool lo
   std::string kernel = std::string(log ? "log_" : "") +
                        (last ? "softmax_lastdim_kernel_impl" : "softmax_kernel_impl");
   check_not_complex(kernel.c_str(), self.scalar_type());
+  // The CPU kernels exist for floating types only (an integer input needs dtype=).
+  TORCH_CHECK(at::isFloatingType(self.scalar_type()), "\"", kernel, "\" not implemented for '",
+              c10::toString(self.scalar_type()), "'");
   EngineLock g(engine_mutex());
   Tensor out = result_like(meta);
   assign(out, softmax_value(self, dim, log, to_loom(meta.scalar_type())));

@@ -106,6 +106,16 @@ std::vector<Buffer*> live_buffers() {
   return std::vector<Buffer*>(registry().live.begin(), registry().live.end());
 }
 
+BufferStats buffer_stats() {
+  std::lock_guard<std::mutex> g(registry().mu);
+  BufferStats s;
+  for (const Buffer* b : registry().live) {
+    s.count++;
+    s.bytes += b->nbytes;
+  }
+  return s;
+}
+
 std::recursive_mutex& engine_mutex() {
   static std::recursive_mutex* m = new std::recursive_mutex();
   return *m;

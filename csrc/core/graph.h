@@ -23,6 +23,11 @@ struct Buffer {
 
 // Every live buffer, for sync(): the caller holds engine_mutex().
 std::vector<Buffer*> live_buffers();
+// How many buffers (storages) are alive and their bytes, realized or not.
+struct BufferStats {
+  int64_t count = 0, bytes = 0;
+};
+BufferStats buffer_stats();
 
 // One lock guards the graph, buffers and the runtime: Python threads may record and
 // realize concurrently, and each call holds it for its whole duration.

@@ -12,6 +12,10 @@ namespace loom {
 struct Metrics {
   std::atomic<int64_t> kernels_run{0}, kernels_compiled{0}, cache_hits{0}, disk_hits{0},
       realizations{0}, buffers_allocated{0}, bytes_allocated{0}, extern_calls{0};
+  // Disk cache entries found damaged (failed their checksum) and recompiled.
+  std::atomic<int64_t> disk_rejects{0};
+  // Kernels unloaded to bound the loaded set (NOTE [Loaded kernels] in runtime/compiler.cpp).
+  std::atomic<int64_t> kernels_unloaded{0};
   std::atomic<int64_t> compile_us{0};  // wall time spent in the C compiler
   std::mutex mu;
   std::map<std::string, int64_t> fallbacks;

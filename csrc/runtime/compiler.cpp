@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <list>
 #include <memory>
 #include <mutex>
 #include <sstream>
@@ -16,6 +17,7 @@
 #include <unordered_map>
 
 #include "core/metrics.h"
+#include "runtime/disk_cache.h"
 
 namespace loom {
 
@@ -89,9 +91,31 @@ const std::string& compiler_version() {
   return v;
 }
 
+// NOTE [Loaded kernels]: a program whose kernels keep changing (a constant that differs
+// every step, such as Adam's bias corrections) would otherwise keep every library it ever
+// loaded mapped, ~30 KB each. Past kMaxLoaded the least recently used kernel is unloaded;
+// it is on disk, so using it again costs a load, not a compile. Unloading is safe because
+// a CompiledKernel is only used by the caller of compile_kernel until its run returns, and
+// runs are serialized by the engine lock (core/graph.h). LOOM_MAX_LOADED_KERNELS overrides.
+size_t max_loaded() {
+  static const size_t n = [] {
+    const char* s = std::getenv("LOOM_MAX_LOADED_KERNELS");
+    long v = s ? std::atol(s) : 0;
+    return v > 0 ? size_t(v) : size_t(1024);
+  }();
+  return n;
+}
+
+struct Loaded {
+  std::unique_ptr<CompiledKernel> kernel;
+  void* lib;
+  std::list<const std::string*>::iterator age;
+};
+
 struct Cache {
   std::mutex mu;
-  std::unordered_map<std::string, std::unique_ptr<CompiledKernel>> by_source;
+  std::unordered_map<std::string, Loaded> by_source;
+  std::list<const std::string*> lru;  // sources, most recently used first
 };
 
 Cache& cache() {
@@ -119,10 +143,15 @@ const CompiledKernel& compile_kernel(const std::string& source) {
   auto it = c.by_source.find(source);
   if (it != c.by_source.end()) {
     metrics().cache_hits++;
-    return *it->second;
+    c.lru.splice(c.lru.begin(), c.lru, it->second.age);
+    return *it->second.kernel;
   }
   const std::string cmd = compiler_command();
-  uint64_t h = fnv1a(source + "\n" + cmd + " " + kLibs + "\n" + compiler_version());
+  // The entry format is part of the key, so files of older formats are never looked at.
+  const std::string key = source + "\n" + cmd + " " + kLibs + "\n" + compiler_version() +
+                          "\nsealed-v1";
+  uint64_t h = fnv1a(key);
+  const uint64_t key2 = checksum64(key.data(), key.size(), h);
   char name[32];
   std::snprintf(name, sizeof name, "k_%016llx", (unsigned long long)h);
   const std::string dir = cache_dir();
@@ -133,8 +162,17 @@ const CompiledKernel& compile_kernel(const std::string& source) {
   const std::string so = dir + "/" + name + ".so";
   void* lib = nullptr;
   if (file_exists(so)) {
-    lib = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (lib) metrics().disk_hits++;
+    // NOTE [Sealed cache entries] (runtime/disk_cache.h): never dlopen an unchecked file.
+    // The source beside the object must be intact too: error messages and LOOM_DEBUG
+    // point users at it.
+    if (verify_object(so, key2) && file_holds(k->source_path, source)) {
+      lib = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (lib) metrics().disk_hits++;
+    }
+    if (!lib) {
+      metrics().disk_rejects++;
+      if (debug_level() >= 2) std::fprintf(stderr, "loom: cache entry %s is damaged\n", name);
+    }
   }
   if (!lib) {
     // Write to temporary names and rename, so a concurrent process never loads half a file.
@@ -159,6 +197,11 @@ const CompiledKernel& compile_kernel(const std::string& source) {
       throw std::runtime_error("loom: compiling kernel " + k->source_path + " failed (" + cmd +
                                "):\n" + out);
     }
+    if (!seal_object(so + tag, key2)) {
+      std::remove((so + tag).c_str());
+      throw std::runtime_error("loom: cannot write kernel " + so + " compiled from " +
+                               k->source_path);
+    }
     std::rename((so + tag).c_str(), so.c_str());
     lib = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!lib)
@@ -170,7 +213,16 @@ const CompiledKernel& compile_kernel(const std::string& source) {
   if (!k->fn)
     throw std::runtime_error("loom: kernel " + k->source_path + " defines no `kernel` symbol");
   auto& ref = *k;
-  c.by_source.emplace(source, std::move(k));
+  auto pos = c.by_source.emplace(source, Loaded{std::move(k), lib, {}}).first;
+  c.lru.push_front(&pos->first);
+  pos->second.age = c.lru.begin();
+  if (c.by_source.size() > max_loaded()) {
+    auto victim = c.by_source.find(*c.lru.back());
+    dlclose(victim->second.lib);
+    c.lru.pop_back();
+    c.by_source.erase(victim);
+    metrics().kernels_unloaded++;
+  }
   return ref;
 }
 

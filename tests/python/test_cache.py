@@ -58,3 +58,133 @@ def test_fusion_of_fresh_host_copies_keeps_operands_apart():
         torch.testing.assert_close(((g + 1) * (y + 2)).cpu(), (g0 + 1) * (x + 2))
     a = torch.arange(4.0).to(loom.device)
     assert (torch.isfinite(a) & a.ne(0)).cpu().tolist() == [False, True, True, True]
+
+
+# --- damaged cache entries (NOTE [Sealed cache entries] in csrc/runtime/disk_cache.h) ---
+
+def _truncate_half(so, c):
+    data = so.read_bytes()
+    so.write_bytes(data[: len(data) // 2])
+
+
+def _empty(so, c):
+    so.write_bytes(b"")
+
+
+def _flip_code_byte(so, c):
+    data = bytearray(so.read_bytes())
+    data[len(data) // 3] ^= 0x5A
+    so.write_bytes(bytes(data))
+
+
+def _drop_trailer(so, c):
+    so.write_bytes(so.read_bytes()[:-32])  # an unsealed but otherwise valid object
+
+
+def _flip_checksum(so, c):
+    data = bytearray(so.read_bytes())
+    data[-10] ^= 1
+    so.write_bytes(bytes(data))
+
+
+def _garbage(so, c):
+    so.write_bytes(b"\x7fELF" + bytes(range(256)) * 8)
+
+
+def _corrupt_source(so, c):
+    c.write_text(c.read_text() + "\n/* edited */\n")
+
+
+def _missing_source(so, c):
+    c.unlink()
+
+
+def _cut_tail(so, c):
+    so.write_bytes(so.read_bytes()[:-7])  # the trailer torn
+
+
+# Rounds of damages, one per cached kernel (DAMAGE_PROGRAM compiles three).
+ROUNDS = [(_truncate_half, _empty, _flip_code_byte), (_drop_trailer, _flip_checksum, _garbage),
+          (_corrupt_source, _missing_source, _cut_tail)]
+
+
+def _swap_objects(sos):
+    # Each file holds another kernel's valid, sealed object: the key in the trailer differs.
+    datas = [p.read_bytes() for p in sos]
+    for p, d in zip(sos, datas[1:] + datas[:1]):
+        p.write_bytes(d)
+
+
+def test_damaged_entries_are_recompiled(tmp_path):
+    import shutil
+    base = tmp_path / "base"
+    out = subprocess.run([sys.executable, "-c", DAMAGE_PROGRAM + DISK_REPORT],
+                         env=dict(os.environ, LOOM_CACHE_DIR=str(base)), capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    compiled, _, runs, _ = [int(v) for v in out.stdout.split()[-4:]]
+    sos = sorted(base.glob("k_*.so"))
+    assert len(sos) == compiled == 3
+    for i, damages in enumerate(ROUNDS + [None]):
+        d = tmp_path / f"round{i}"
+        shutil.copytree(base, d)
+        dsos = sorted(d.glob("k_*.so"))
+        if damages is None:
+            _swap_objects(dsos)
+        else:
+            for so, damage in zip(dsos, damages):
+                damage(so, so.with_suffix(".c"))
+        env = dict(os.environ, LOOM_CACHE_DIR=str(d))
+        out = subprocess.run([sys.executable, "-c", DAMAGE_PROGRAM + DISK_REPORT], env=env,
+                             capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, (damages, out.stderr)
+        c2, hits, runs2, rejects = [int(v) for v in out.stdout.split()[-4:]]
+        assert (c2, hits, rejects, runs2) == (compiled, 0, compiled, runs), damages
+        # The rewritten entries are whole again: the next process loads all of them.
+        out = subprocess.run([sys.executable, "-c", DAMAGE_PROGRAM + DISK_REPORT], env=env,
+                             capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, (damages, out.stderr)
+        assert [int(v) for v in out.stdout.split()[-4:]] == [0, compiled, runs, 0], damages
+
+
+DISK_REPORT = 'print(m["kernels_compiled"], m["disk_hits"], m["kernels_run"], m["disk_rejects"])\n'
+# PROGRAM and two more kernels, so that entries can be swapped.
+DAMAGE_PROGRAM = PROGRAM.replace("m = loom.metrics()", """
+z = torch.arange(12, dtype=torch.int64).to(loom.device)
+assert (z * 5 % 7).tolist() == [(i * 5) % 7 for i in range(12)]
+assert (z.view(3, 4).t() - 1).sum(1).tolist() == [9, 12, 15, 18]
+m = loom.metrics()""")
+
+
+def test_processes_filling_one_cache_at_once(tmp_path):
+    env = dict(os.environ, LOOM_CACHE_DIR=str(tmp_path))
+    procs = [subprocess.Popen([sys.executable, "-c", PROGRAM], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(4)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    for p, (o, e) in zip(procs, outs):
+        assert p.returncode == 0, e
+    assert not list(tmp_path.glob("*.tmp"))
+    out = subprocess.run([sys.executable, "-c", PROGRAM + DISK_REPORT], env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    compiled, hits, _, rejects = [int(v) for v in out.stdout.split()[-4:]]
+    assert (compiled, rejects) == (0, 0) and hits == len(list(tmp_path.glob("k_*.so")))
+
+
+def test_unloaded_kernels_load_again_from_disk(tmp_path):
+    # NOTE [Loaded kernels]: at most LOOM_MAX_LOADED_KERNELS stay loaded; the rest reload.
+    prog = (
+        "import torch, loom\n"
+        "x = torch.arange(6.).to(loom.device)\n"
+        "ref = torch.arange(6.)\n"
+        "for rnd in range(2):\n"
+        "    for c in (1.5, 2.5, 3.5, 4.5):\n"
+        "        assert (x * c).tolist() == (ref * c).tolist()\n"
+        "m = loom.metrics()\n"
+        "print(m['kernels_compiled'], m['kernels_unloaded'], m['disk_hits'], m['cache_hits'])\n")
+    env = dict(os.environ, LOOM_CACHE_DIR=str(tmp_path), LOOM_MAX_LOADED_KERNELS="2")
+    out = subprocess.run([sys.executable, "-c", prog], env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    # Four kernels, two loaded at a time: every use in the second round reloads from disk.
+    assert [int(v) for v in out.stdout.split()[-4:]] == [4, 6, 4, 0]

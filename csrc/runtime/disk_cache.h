@@ -1,0 +1,35 @@
+// Files of the on-disk kernel cache: a shared object is only loaded after its bytes were
+// checked against a checksum written with it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace loom {
+
+// NOTE [Sealed cache entries]: a cache entry is `k_<key>.so` followed by a 32-byte trailer
+// (magic, length of the object, a checksum of its bytes, a second hash of the cache key).
+// The loader ignores bytes past the ELF contents, so the file stays loadable as it is; one
+// file carrying its own checksum means that one rename publishes the object and its
+// checksum together, and two processes filling one cache can only ever replace a sealed
+// entry with another sealed entry. A truncated, torn or corrupted file (a crash before the
+// data reached the disk, a full disk, a bit flip, a foreign file of the same name) fails
+// the check and is recompiled instead of being mapped, which could crash the process
+// (SIGBUS past the end of a truncated file) or run wrong code. Since every reader
+// verifies, writers need no fsync.
+
+// A fast 64-bit checksum of `n` bytes (not cryptographic: it guards against accidents).
+uint64_t checksum64(const void* data, size_t n, uint64_t seed = 0);
+
+// Appends the trailer to the shared object at `path`, which must be complete.
+// Returns false when the file cannot be read or written.
+bool seal_object(const std::string& path, uint64_t key);
+
+// True when `path` is a sealed object for `key` whose bytes match their checksum.
+bool verify_object(const std::string& path, uint64_t key);
+
+// True when the file at `path` holds exactly `text`.
+bool file_holds(const std::string& path, const std::string& text);
+
+}  // namespace loom
