@@ -1,6 +1,6 @@
 // Interpolation (upsample_*) forward and backward: nearest, nearest-exact, linear, bilinear,
-// trilinear. Each spatial output coordinate reads one (nearest) or two (linear) input
-// coordinates along its dim, computed by index arithmetic with the CPU kernel's float
+// trilinear, bicubic. Each spatial output coordinate reads one (nearest), two (linear) or
+// four (cubic) input coordinates along its dim, computed by index arithmetic with the CPU kernel's float
 // formulas, so the forward is a fused gather; the backward adds each gradient, weighted,
 // into the elements it read from. The .vec overloads are composites over these in 1.13.
 #include <ATen/native/UpSample.h>
@@ -45,99 +45,138 @@ NodeRef nearest_source(const NodeRef& o, int64_t in, int64_t out, OptScale scale
   return binary(Op::Minimum, i, int_const(in - 1, s));
 }
 
-// One dim of linear interpolation: output coordinate o reads i0 with weight l0 and i1 with l1.
+// One dim of linear or cubic interpolation: output coordinate o reads idx[t] with weight w[t].
 struct Taps {
-  NodeRef i0, i1, l0, l1;
+  std::vector<NodeRef> idx, w;
 };
+
+// area_pixel_compute_scale, in acc.
+double area_scale(int64_t in, int64_t out, bool align_corners, OptScale scale, DType acc) {
+  if (!align_corners) return scale_value(scale, in, out, acc);
+  if (out <= 1) return 0.0;
+  return acc == DType::Float32 ? double(float(in - 1) / float(out - 1)) : double(in - 1) / double(out - 1);
+}
+
+// area_pixel_compute_source_index: the real input coordinate of output coordinate o.
+NodeRef area_source(const NodeRef& o, double ratio, bool align_corners, bool cubic, DType acc) {
+  const Shape& s = o->shape;
+  NodeRef x = cast(o, acc);
+  if (align_corners) return binary(Op::Mul, f_const(ratio, acc, s), x);
+  NodeRef real = binary(Op::Sub, binary(Op::Mul, f_const(ratio, acc, s), binary(Op::Add, x, f_const(0.5, acc, s))),
+                        f_const(0.5, acc, s));
+  return cubic ? real : binary(Op::Maximum, real, f_const(0, acc, s));
+}
 
 Taps linear_taps(const NodeRef& o, int64_t in, int64_t out, bool align_corners, OptScale scale,
                  DType acc) {
   const Shape& s = o->shape;
-  if (out == in) return {o, o, f_const(1, acc, s), f_const(0, acc, s)};
-  // area_pixel_compute_scale, in acc.
-  double ratio = !align_corners ? scale_value(scale, in, out, acc)
-                 : out <= 1     ? 0.0
-                 : acc == DType::Float32 ? double(float(in - 1) / float(out - 1))
-                                         : double(in - 1) / double(out - 1);
-  NodeRef x = cast(o, acc);
-  NodeRef real;
-  if (align_corners) {
-    real = binary(Op::Mul, f_const(ratio, acc, s), x);
-  } else {
-    real = binary(Op::Sub, binary(Op::Mul, f_const(ratio, acc, s), binary(Op::Add, x, f_const(0.5, acc, s))),
-                  f_const(0.5, acc, s));
-    real = binary(Op::Maximum, real, f_const(0, acc, s));
-  }
+  if (out == in) return {{o, o}, {f_const(1, acc, s), f_const(0, acc, s)}};
+  NodeRef real = area_source(o, area_scale(in, out, align_corners, scale, acc), align_corners, false, acc);
   // compute_source_index_and_lambda: i0 = trunc(real), l1 = real - i0 (unclamped). real is
   // in [0, in - 1] for any valid size and scale; the clamp only keeps the gather in bounds.
   NodeRef i0 = binary(Op::Minimum, binary(Op::Maximum, cast(real, DType::Int64), int_const(0, s)), int_const(in - 1, s));
   NodeRef l1 = binary(Op::Sub, real, cast(i0, acc));
   NodeRef i1 = binary(Op::Add, i0, cast(binary(Op::Lt, i0, int_const(in - 1, s)), DType::Int64));
-  return {i0, i1, binary(Op::Sub, f_const(1, acc, s), l1), l1};
+  return {{i0, i1}, {binary(Op::Sub, f_const(1, acc, s), l1), l1}};
+}
+
+// Bicubic: four taps at floor(real) - 1 .. + 2, clamped into the input (the CPU's bounded
+// access), weighted by the cubic convolution kernel with A = -0.75.
+Taps cubic_taps(const NodeRef& o, int64_t in, int64_t out, bool align_corners, OptScale scale, DType acc) {
+  const Shape& s = o->shape;
+  NodeRef real = area_source(o, area_scale(in, out, align_corners, scale, acc), align_corners, true, acc);
+  NodeRef i = cast(unary(Op::Floor, real), DType::Int64);
+  NodeRef t = binary(Op::Sub, real, cast(i, acc));
+  const double a = -0.75;
+  auto k = [&](double v) { return f_const(v, acc, s); };
+  auto mul = [](const NodeRef& x, const NodeRef& y) { return binary(Op::Mul, x, y); };
+  auto add = [](const NodeRef& x, const NodeRef& y) { return binary(Op::Add, x, y); };
+  auto sub = [](const NodeRef& x, const NodeRef& y) { return binary(Op::Sub, x, y); };
+  // |x| <= 1: ((A + 2) x - (A + 3)) x^2 + 1;  1 < |x| < 2: ((A x - 5A) x + 8A) x - 4A.
+  auto near = [&](const NodeRef& x) { return add(mul(mul(sub(mul(k(a + 2), x), k(a + 3)), x), x), k(1)); };
+  auto far = [&](const NodeRef& x) {
+    return sub(mul(add(mul(sub(mul(k(a), x), k(5 * a)), x), k(8 * a)), x), k(4 * a));
+  };
+  NodeRef u = sub(k(1), t);
+  Taps taps;
+  taps.w = {far(add(t, k(1))), near(t), near(u), far(add(u, k(1)))};
+  for (int64_t j = -1; j <= 2; ++j)
+    taps.idx.push_back(binary(Op::Minimum, binary(Op::Maximum, add(i, int_const(j, s)), int_const(0, s)),
+                              int_const(in - 1, s)));
+  return taps;
 }
 
 DType acc_of(c10::ScalarType t) { return t == at::kDouble ? DType::Float64 : DType::Float32; }
+
+enum class Mode { Nearest, NearestExact, Linear, Cubic };
 
 struct Spec {
   std::vector<int64_t> in, out;  // full sizes (N, C, spatial...)
   std::vector<OptScale> scales;  // one per spatial dim
 };
 
-// Builds the terms of a result of shape `out`: for nearest one term with weight 1; for
-// linear one per corner of the 2^k taps. `term(coords, weight)` gets input coordinates.
+// Builds the terms of a result of shape `out`: for nearest one term with weight 1; else one
+// per combination of the spatial dims' taps. `term(coords, weight)` gets input coordinates.
 template <class Term>
-void for_each_term(const Spec& sp, bool linear, bool exact, bool align_corners, DType acc, Term term) {
-  const int64_t nd = int64_t(sp.out.size()), k = nd - 2;
+void for_each_term(const Spec& sp, Mode mode, bool align_corners, DType acc, Term term) {
+  const int64_t nd = int64_t(sp.out.size());
   Shape os(sp.out.begin(), sp.out.end());
   std::vector<NodeRef> base;
   std::vector<Taps> taps;
   for (int64_t d = 0; d < nd; ++d) {
     NodeRef o = iota(DType::Int64, os, int(d));
-    if (d < 2) {
-      base.push_back(o);
-    } else if (!linear) {
-      base.push_back(nearest_source(o, sp.in[size_t(d)], sp.out[size_t(d)], sp.scales[size_t(d - 2)], exact));
-    } else {
-      taps.push_back(linear_taps(o, sp.in[size_t(d)], sp.out[size_t(d)], align_corners, sp.scales[size_t(d - 2)], acc));
-    }
+    int64_t in = sp.in[size_t(d)], out = sp.out[size_t(d)];
+    OptScale scale = d < 2 ? c10::nullopt : sp.scales[size_t(d - 2)];
+    if (d < 2) base.push_back(o);
+    else if (mode == Mode::Nearest || mode == Mode::NearestExact)
+      base.push_back(nearest_source(o, in, out, scale, mode == Mode::NearestExact));
+    else if (mode == Mode::Linear) taps.push_back(linear_taps(o, in, out, align_corners, scale, acc));
+    else taps.push_back(cubic_taps(o, in, out, align_corners, scale, acc));
   }
-  if (!linear) return term(base, NodeRef());
-  for (int corner = 0; corner < (1 << k); ++corner) {
+  if (taps.empty()) return term(base, NodeRef());
+  // Mixed-radix count over the taps of each dim.
+  std::vector<size_t> at(taps.size(), 0);
+  while (true) {
     std::vector<NodeRef> c = base;
     NodeRef w;
-    for (int64_t j = 0; j < k; ++j) {
-      bool hi = (corner >> (k - 1 - j)) & 1;
-      const Taps& t = taps[size_t(j)];
-      c.push_back(hi ? t.i1 : t.i0);
-      w = w ? binary(Op::Mul, w, hi ? t.l1 : t.l0) : (hi ? t.l1 : t.l0);
+    for (size_t j = 0; j < taps.size(); ++j) {
+      c.push_back(taps[j].idx[at[j]]);
+      w = w ? binary(Op::Mul, w, taps[j].w[at[j]]) : taps[j].w[at[j]];
     }
     term(c, w);
+    size_t j = taps.size();
+    while (j > 0 && ++at[j - 1] == taps[j - 1].idx.size()) at[--j] = 0;
+    if (j == 0) return;
   }
 }
 
 // The dtypes of the CPU kernels, by the names their dispatch macros raise with.
-void check_upsample_dtype(const Tensor& self, bool linear, bool exact) {
+void check_upsample_dtype(const Tensor& self, Mode mode) {
   const int64_t k = self.dim() - 2;
   bool cl = (k == 2 && self.is_contiguous(at::MemoryFormat::ChannelsLast)) ||
             (k == 3 && self.is_contiguous(at::MemoryFormat::ChannelsLast3d));
+  if (mode == Mode::Cubic)
+    return check_dtype("compute_indices_weights_cubic", self.scalar_type(), {at::kFloat, at::kDouble, at::kBFloat16});
+  bool linear = mode == Mode::Linear;
   std::string kernel = linear ? "compute_indices_weights_linear" : "compute_indices_weights_nearest";
   if (cl) kernel = std::string("upsample_") + (linear ? (k == 2 ? "bilinear" : "trilinear") : "nearest") +
                    std::to_string(k) + "d_channels_last";
   if (linear) return check_dtype(kernel.c_str(), self.scalar_type(), {at::kFloat, at::kDouble, at::kBFloat16});
-  if (exact) return check_dtype(kernel.c_str(), self.scalar_type(), {at::kFloat, at::kDouble, at::kByte});
+  if (mode == Mode::NearestExact)
+    return check_dtype(kernel.c_str(), self.scalar_type(), {at::kFloat, at::kDouble, at::kByte});
   check_dtype(kernel.c_str(), self.scalar_type(), {at::kFloat, at::kDouble, at::kBFloat16, at::kByte});
 }
 
 Tensor upsample_forward(const Tensor& self, const Tensor& meta, const std::vector<OptScale>& scales,
-                        bool linear, bool exact, bool align_corners) {
-  check_upsample_dtype(self, linear, exact);
+                        Mode mode, bool align_corners) {
+  check_upsample_dtype(self, mode);
   Tensor out = result_like(meta);
   if (out.numel() == 0) return out;
   EngineLock lock(engine_mutex());
   DType acc = acc_of(self.scalar_type());
   Spec sp{self.sizes().vec(), out.sizes().vec(), scales};
   NodeRef sum;
-  for_each_term(sp, linear, exact, align_corners, acc, [&](const std::vector<NodeRef>& c, const NodeRef& w) {
+  for_each_term(sp, mode, align_corners, acc, [&](const std::vector<NodeRef>& c, const NodeRef& w) {
     NodeRef v = gather_at(self, c);
     if (w) v = binary(Op::Mul, w, cast(v, acc));
     sum = sum ? binary(Op::Add, sum, v) : v;
@@ -147,8 +186,8 @@ Tensor upsample_forward(const Tensor& self, const Tensor& meta, const std::vecto
 }
 
 Tensor upsample_backward(const Tensor& grad_out, SymSizes output_size, SymSizes input_size,
-                         const Tensor& meta, const std::vector<OptScale>& scales, bool linear,
-                         bool exact, bool align_corners) {
+                         const Tensor& meta, const std::vector<OptScale>& scales, Mode mode,
+                         bool align_corners) {
   (void)output_size;  // the meta call checked it against grad_out
   EngineLock lock(engine_mutex());
   std::vector<int64_t> in = c10::asIntArrayRefSlow(input_size).vec();
@@ -157,7 +196,7 @@ Tensor upsample_backward(const Tensor& grad_out, SymSizes output_size, SymSizes 
     DType acc = acc_of(grad_out.scalar_type());
     Spec sp{in, grad_out.sizes().vec(), scales};
     NodeRef g = cast(read_tensor(grad_out), acc);
-    for_each_term(sp, linear, exact, align_corners, acc, [&](const std::vector<NodeRef>& c, const NodeRef& w) {
+    for_each_term(sp, mode, align_corners, acc, [&](const std::vector<NodeRef>& c, const NodeRef& w) {
       scatter_add_at(acc_t, w ? binary(Op::Mul, g, w) : g, c);
     });
   }
@@ -176,61 +215,58 @@ at::IntArrayRef ints(SymSizes s) { return c10::asIntArrayRefSlow(s); }
 
 Tensor nearest1d(const Tensor& self, SymSizes os, OptScale s) {
   check_operands("upsample_nearest1d", {self});
-  return upsample_forward(self, at::upsample_nearest1d(to_meta(self), ints(os), s), {s}, false, false, false);
+  return upsample_forward(self, at::upsample_nearest1d(to_meta(self), ints(os), s), {s}, Mode::Nearest, false);
 }
 Tensor nearest2d(const Tensor& self, SymSizes os, OptScale sh, OptScale sw) {
   check_operands("upsample_nearest2d", {self});
-  return upsample_forward(self, at::upsample_nearest2d(to_meta(self), ints(os), sh, sw), {sh, sw}, false, false, false);
+  return upsample_forward(self, at::upsample_nearest2d(to_meta(self), ints(os), sh, sw), {sh, sw}, Mode::Nearest, false);
 }
 Tensor nearest3d(const Tensor& self, SymSizes os, OptScale sd, OptScale sh, OptScale sw) {
   check_operands("upsample_nearest3d", {self});
-  return upsample_forward(self, at::upsample_nearest3d(to_meta(self), ints(os), sd, sh, sw), {sd, sh, sw}, false,
-                          false, false);
+  return upsample_forward(self, at::upsample_nearest3d(to_meta(self), ints(os), sd, sh, sw), {sd, sh, sw}, Mode::Nearest, false);
 }
 Tensor nearest_exact1d(const Tensor& self, SymSizes os, OptScale s) {
   check_operands("_upsample_nearest_exact1d", {self});
-  return upsample_forward(self, at::_upsample_nearest_exact1d(to_meta(self), ints(os), s), {s}, false, true, false);
+  return upsample_forward(self, at::_upsample_nearest_exact1d(to_meta(self), ints(os), s), {s}, Mode::NearestExact, false);
 }
 Tensor nearest_exact2d(const Tensor& self, SymSizes os, OptScale sh, OptScale sw) {
   check_operands("_upsample_nearest_exact2d", {self});
-  return upsample_forward(self, at::_upsample_nearest_exact2d(to_meta(self), ints(os), sh, sw), {sh, sw}, false,
-                          true, false);
+  return upsample_forward(self, at::_upsample_nearest_exact2d(to_meta(self), ints(os), sh, sw), {sh, sw}, Mode::NearestExact, false);
 }
 Tensor nearest_exact3d(const Tensor& self, SymSizes os, OptScale sd, OptScale sh, OptScale sw) {
   check_operands("_upsample_nearest_exact3d", {self});
-  return upsample_forward(self, at::_upsample_nearest_exact3d(to_meta(self), ints(os), sd, sh, sw), {sd, sh, sw},
-                          false, true, false);
+  return upsample_forward(self, at::_upsample_nearest_exact3d(to_meta(self), ints(os), sd, sh, sw), {sd, sh, sw}, Mode::NearestExact, false);
 }
 
 Tensor nearest1d_bwd(const Tensor& g, SymSizes os, SymSizes is, OptScale s) {
   check_operands("upsample_nearest1d_backward", {g});
   Tensor m = at::upsample_nearest1d_backward(to_meta(g), ints(os), ints(is), s);
-  return upsample_backward(g, os, is, m, {s}, false, false, false);
+  return upsample_backward(g, os, is, m, {s}, Mode::Nearest, false);
 }
 Tensor nearest2d_bwd(const Tensor& g, SymSizes os, SymSizes is, OptScale sh, OptScale sw) {
   check_operands("upsample_nearest2d_backward", {g});
   Tensor m = at::upsample_nearest2d_backward(to_meta(g), ints(os), ints(is), sh, sw);
-  return upsample_backward(g, os, is, m, {sh, sw}, false, false, false);
+  return upsample_backward(g, os, is, m, {sh, sw}, Mode::Nearest, false);
 }
 Tensor nearest3d_bwd(const Tensor& g, SymSizes os, SymSizes is, OptScale sd, OptScale sh, OptScale sw) {
   check_operands("upsample_nearest3d_backward", {g});
   Tensor m = at::upsample_nearest3d_backward(to_meta(g), ints(os), ints(is), sd, sh, sw);
-  return upsample_backward(g, os, is, m, {sd, sh, sw}, false, false, false);
+  return upsample_backward(g, os, is, m, {sd, sh, sw}, Mode::Nearest, false);
 }
 Tensor nearest_exact1d_bwd(const Tensor& g, SymSizes os, SymSizes is, OptScale s) {
   check_operands("_upsample_nearest_exact1d_backward", {g});
   Tensor m = at::_upsample_nearest_exact1d_backward(to_meta(g), ints(os), ints(is), s);
-  return upsample_backward(g, os, is, m, {s}, false, true, false);
+  return upsample_backward(g, os, is, m, {s}, Mode::NearestExact, false);
 }
 Tensor nearest_exact2d_bwd(const Tensor& g, SymSizes os, SymSizes is, OptScale sh, OptScale sw) {
   check_operands("_upsample_nearest_exact2d_backward", {g});
   Tensor m = at::_upsample_nearest_exact2d_backward(to_meta(g), ints(os), ints(is), sh, sw);
-  return upsample_backward(g, os, is, m, {sh, sw}, false, true, false);
+  return upsample_backward(g, os, is, m, {sh, sw}, Mode::NearestExact, false);
 }
 Tensor nearest_exact3d_bwd(const Tensor& g, SymSizes os, SymSizes is, OptScale sd, OptScale sh, OptScale sw) {
   check_operands("_upsample_nearest_exact3d_backward", {g});
   Tensor m = at::_upsample_nearest_exact3d_backward(to_meta(g), ints(os), ints(is), sd, sh, sw);
-  return upsample_backward(g, os, is, m, {sd, sh, sw}, false, true, false);
+  return upsample_backward(g, os, is, m, {sd, sh, sw}, Mode::NearestExact, false);
 }
 
 // 1.13 gives upsample_nearest3d.vec and _upsample_nearest_exact3d.vec (alone of the .vec
@@ -264,33 +300,42 @@ Tensor vec3d_bwd(const Tensor& g, OptSizes output_size, SymSizes input_size, Sca
 
 Tensor linear1d(const Tensor& self, SymSizes os, bool ac, OptScale s) {
   check_operands("upsample_linear1d", {self});
-  return upsample_forward(self, at::upsample_linear1d(to_meta(self), ints(os), ac, s), {s}, true, false, ac);
+  return upsample_forward(self, at::upsample_linear1d(to_meta(self), ints(os), ac, s), {s}, Mode::Linear, ac);
 }
 Tensor bilinear2d(const Tensor& self, SymSizes os, bool ac, OptScale sh, OptScale sw) {
   check_operands("upsample_bilinear2d", {self});
-  return upsample_forward(self, at::upsample_bilinear2d(to_meta(self), ints(os), ac, sh, sw), {sh, sw}, true, false,
-                          ac);
+  return upsample_forward(self, at::upsample_bilinear2d(to_meta(self), ints(os), ac, sh, sw), {sh, sw}, Mode::Linear, ac);
 }
 Tensor trilinear3d(const Tensor& self, SymSizes os, bool ac, OptScale sd, OptScale sh, OptScale sw) {
   check_operands("upsample_trilinear3d", {self});
-  return upsample_forward(self, at::upsample_trilinear3d(to_meta(self), ints(os), ac, sd, sh, sw), {sd, sh, sw}, true,
-                          false, ac);
+  return upsample_forward(self, at::upsample_trilinear3d(to_meta(self), ints(os), ac, sd, sh, sw), {sd, sh, sw}, Mode::Linear, ac);
 }
 Tensor linear1d_bwd(const Tensor& g, SymSizes os, SymSizes is, bool ac, OptScale s) {
   check_operands("upsample_linear1d_backward", {g});
   Tensor m = at::upsample_linear1d_backward(to_meta(g), ints(os), ints(is), ac, s);
-  return upsample_backward(g, os, is, m, {s}, true, false, ac);
+  return upsample_backward(g, os, is, m, {s}, Mode::Linear, ac);
 }
 Tensor bilinear2d_bwd(const Tensor& g, SymSizes os, SymSizes is, bool ac, OptScale sh, OptScale sw) {
   check_operands("upsample_bilinear2d_backward", {g});
   Tensor m = at::upsample_bilinear2d_backward(to_meta(g), ints(os), ints(is), ac, sh, sw);
-  return upsample_backward(g, os, is, m, {sh, sw}, true, false, ac);
+  return upsample_backward(g, os, is, m, {sh, sw}, Mode::Linear, ac);
 }
 Tensor trilinear3d_bwd(const Tensor& g, SymSizes os, SymSizes is, bool ac, OptScale sd, OptScale sh,
                        OptScale sw) {
   check_operands("upsample_trilinear3d_backward", {g});
   Tensor m = at::upsample_trilinear3d_backward(to_meta(g), ints(os), ints(is), ac, sd, sh, sw);
-  return upsample_backward(g, os, is, m, {sd, sh, sw}, true, false, ac);
+  return upsample_backward(g, os, is, m, {sd, sh, sw}, Mode::Linear, ac);
+}
+
+Tensor bicubic2d(const Tensor& self, SymSizes os, bool ac, OptScale sh, OptScale sw) {
+  check_operands("upsample_bicubic2d", {self});
+  return upsample_forward(self, at::upsample_bicubic2d(to_meta(self), ints(os), ac, sh, sw), {sh, sw}, Mode::Cubic,
+                          ac);
+}
+Tensor bicubic2d_bwd(const Tensor& g, SymSizes os, SymSizes is, bool ac, OptScale sh, OptScale sw) {
+  check_operands("upsample_bicubic2d_backward", {g});
+  Tensor m = at::upsample_bicubic2d_backward(to_meta(g), ints(os), ints(is), ac, sh, sw);
+  return upsample_backward(g, os, is, m, {sh, sw}, Mode::Cubic, ac);
 }
 
 }  // namespace
@@ -318,6 +363,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("upsample_linear1d_backward", TORCH_FN(linear1d_bwd));
   m.impl("upsample_bilinear2d_backward", TORCH_FN(bilinear2d_bwd));
   m.impl("upsample_trilinear3d_backward", TORCH_FN(trilinear3d_bwd));
+  m.impl("upsample_bicubic2d", TORCH_FN(bicubic2d));
+  m.impl("upsample_bicubic2d_backward", TORCH_FN(bicubic2d_bwd));
 }
 
 }  // namespace loom::aten

@@ -1,4 +1,4 @@
-"""Interpolation (nearest, nearest-exact, linear, bilinear, trilinear) forward and backward
+"""Interpolation (nearest, nearest-exact, linear, bilinear, trilinear, bicubic) forward and backward
 against CPU torch."""
 import pytest
 import torch
@@ -39,7 +39,7 @@ TARGETS = {
         dict(size=(1, 1))],
     3: [dict(scale_factor=2), dict(size=(4, 7, 3)), dict(scale_factor=(0.5, 1.5, 1.3))],
 }
-MODES = {1: ["nearest", "nearest-exact", "linear"], 2: ["nearest", "nearest-exact", "bilinear"],
+MODES = {1: ["nearest", "nearest-exact", "linear"], 2: ["nearest", "nearest-exact", "bilinear", "bicubic"],
          3: ["nearest", "nearest-exact", "trilinear"]}
 
 
@@ -63,7 +63,7 @@ def test_interpolate_recompute_scale():
 
 def test_interpolate_strided_and_channels_last():
     x = sample((2, 6, 5, 3), 4)
-    for mode in ("nearest", "bilinear"):
+    for mode in ("nearest", "bilinear", "bicubic"):
         check(lambda x: F.interpolate(x.transpose(1, 3), size=(4, 9), mode=mode), x)
         check(lambda x: F.interpolate(x[:, ::2, 1:], scale_factor=2, mode=mode), x)
         check(lambda x: F.interpolate(x.contiguous(memory_format=torch.channels_last), size=(7, 5), mode=mode), x)
@@ -75,6 +75,14 @@ def test_interpolate_dtypes(dtype):
     x = sample((2, 3, 5, 6), 5, dtype)
     check(lambda x: F.interpolate(x, size=(7, 9), mode="nearest"), x, tol)
     check(lambda x: F.interpolate(x, size=(7, 9), mode="bilinear", align_corners=True), x, tol)
+    if dtype == torch.float64:
+        check(lambda x: F.interpolate(x, size=(4, 9), mode="bicubic"), x, tol)
+    else:
+        # CPU 1.13 rounds bicubic weights and partial sums to bfloat16 (off by up to ~0.1 here);
+        # Loom computes in float32 and rounds once, so it is compared with the exact result.
+        exact = F.interpolate(x.double(), size=(4, 9), mode="bicubic")
+        got = F.interpolate(x.to(D), size=(4, 9), mode="bicubic").cpu()
+        torch.testing.assert_close(got.double(), exact, rtol=8e-3, atol=8e-3)
 
 
 def test_interpolate_uint8_nearest():
@@ -94,7 +102,9 @@ def test_interpolate_errors():
     x = sample((2, 3, 5, 6), 7)
     for fn in (lambda x: F.interpolate(x, size=(0, 3)),
                lambda x: F.interpolate(x, size=(3, 0), mode="bilinear"),
-               lambda x: torch._C._nn.upsample_bilinear2d(x[0, 0], (3, 3), False)):
+               lambda x: torch._C._nn.upsample_bilinear2d(x[0, 0], (3, 3), False),
+               lambda x: F.interpolate(x.half(), size=(4, 4), mode="bicubic"),
+               lambda x: F.interpolate(x.long(), size=(4, 4), mode="bilinear")):
         try:
             fn(x)
         except Exception as e:  # noqa: BLE001
