@@ -102,3 +102,34 @@ def test_layer_norm_gelu_kernels(fresh_metrics):
     assert m["fallbacks"] == {}
     # mean and variance hoisted out of each row's loop, normalisation, affine and GELU
     assert m["kernels_run"] == 1
+
+
+@pytest.mark.parametrize("shape,groups", [((2, 6, 5, 4), 3), ((3, 4), 2), ((2, 4, 7), 4), ((1, 6, 2, 3, 2), 1),
+                                          ((2, 3, 1, 1), 3)])
+@pytest.mark.parametrize("affine", [True, False])
+def test_group_norm(shape, groups, affine):
+    c = shape[1]
+    w = sample((c,), 7) if affine else None
+    b = sample((c,), 8) if affine else None
+    check(lambda x, w, b: F.group_norm(x, groups, w, b, eps=1e-4), sample(shape, 9), w, b,
+          wrt=(0, 1, 2) if affine else (0,))
+
+
+def test_group_norm_strided_and_dtypes():
+    x = sample((6, 4, 5, 2), 10)
+    w, b = sample((4,), 11), sample((4,), 12)
+    check(lambda x, w, b: F.group_norm(x.transpose(0, 2)[:, :, ::2], 2, w, b), x, w, b, wrt=(0, 1, 2))
+    check(lambda x: F.group_norm(x.contiguous(memory_format=torch.channels_last), 2), x)
+    check(lambda x, w, b: F.group_norm(x, 2, w, b), sample((2, 4, 3, 3), 13, torch.float64),
+          sample((4,), 14, torch.float64), sample((4,), 15, torch.float64), wrt=(0, 1, 2), tol=1e-10)
+
+
+def test_group_norm_statistics_and_errors():
+    x = sample((2, 6, 3), 16)
+    got = torch.native_group_norm(x.to(D), None, None, 2, 6, 3, 3, 1e-5)
+    want = torch.native_group_norm(x, None, None, 2, 6, 3, 3, 1e-5)
+    for g, w in zip(got, want):
+        assert g.shape == w.shape and g.dtype == w.dtype
+        torch.testing.assert_close(g.cpu(), w, rtol=1e-5, atol=1e-5)
+    with pytest.raises(RuntimeError, match="divisible by num_groups"):
+        F.group_norm(x.to(D), 4)

@@ -1,0 +1,142 @@
+// Reflection and replication padding, 1-d to 3-d, forward and backward. The forward is a
+// gather whose source coordinate along each padded dim is index arithmetic on the output
+// coordinate, so it fuses with its neighbours; the backward adds each output gradient into
+// the input element it was read from, with an accumulating scatter. Circular padding is a
+// composite of narrow and cat in PyTorch 1.13 and needs nothing here.
+#include <torch/library.h>
+
+#include "aten/resample.h"
+
+namespace loom::aten {
+
+namespace {
+
+using at::IntArrayRef;
+using at::Tensor;
+
+enum class PadMode { Reflect, Replicate };
+
+// The input coordinate that output coordinate `o` reads along a dim of size n with `before`
+// elements of padding in front (negative padding crops). Reflection needs before, after < n,
+// which the checks guarantee.
+NodeRef source_coord(const NodeRef& o, int64_t n, int64_t before, PadMode mode) {
+  const Shape& s = o->shape;
+  NodeRef i = binary(Op::Sub, o, int_const(before, s));
+  if (mode == PadMode::Replicate)
+    return binary(Op::Minimum, binary(Op::Maximum, i, int_const(0, s)), int_const(n - 1, s));
+  NodeRef last = int_const(n - 1, s);
+  return binary(Op::Sub, last, unary(Op::Abs, binary(Op::Sub, last, unary(Op::Abs, i))));
+}
+
+// Per-dim source coordinates in `self` for every element of a result shaped `out`: the
+// last k dims are padded by pad[2j], pad[2j+1] (from the last dim backwards).
+std::vector<NodeRef> source_coords(const Tensor& self, const Shape& out, IntArrayRef pad,
+                                   PadMode mode) {
+  const int64_t k = int64_t(pad.size()) / 2, nd = self.dim();
+  std::vector<NodeRef> coord;
+  for (int64_t d = 0; d < nd; ++d) {
+    NodeRef o = iota(DType::Int64, out, int(d));
+    int64_t j = nd - 1 - d;  // pad pair of this dim, counted from the last dim
+    coord.push_back(j < k ? source_coord(o, self.size(d), pad[size_t(2 * j)], mode) : o);
+  }
+  return coord;
+}
+
+std::string dims_name(int64_t k) { return std::to_string(k) + "D or " + std::to_string(k + 1) + "D"; }
+
+// The checks of the CPU kernel that has no meta function (reflection_pad2d, whose messages
+// these follow): dims, pad sizes against the input, and a result size of at least 0.
+Shape checked_sizes(const char* op, const Tensor& self, IntArrayRef pad, PadMode mode) {
+  const int64_t k = int64_t(pad.size()) / 2, nd = self.dim();
+  TORCH_CHECK(int64_t(pad.size()) == 2 * k && k >= 1 && k <= 3, op, ": padding size is expected to be ", 2 * k);
+  bool dims_ok = nd == k + 1 || nd == k + 2;
+  for (int64_t d = 1; dims_ok && d < nd; ++d) dims_ok = self.size(d) != 0;
+  TORCH_CHECK(dims_ok, dims_name(k + 1), " (batch mode) tensor expected for input, but got: ",
+              self.sizes());
+  Shape out = shape_of(self.sizes());
+  for (int64_t j = 0; j < k; ++j) {
+    int64_t d = nd - 1 - j, n = self.size(d), before = pad[size_t(2 * j)], after = pad[size_t(2 * j + 1)];
+    if (mode == PadMode::Reflect)
+      TORCH_CHECK(before < n && after < n, "Argument #", 2 * j + 4, ": Padding size should be less than the ",
+                  "corresponding input dimension, but got: padding (", before, ", ", after, ") at dimension ", d,
+                  " of input ", nd);
+    out[size_t(d)] = n + before + after;
+    TORCH_CHECK(out[size_t(d)] >= 0, "input (", self.sizes(), ") is too small. Calculated output size ",
+                out[size_t(d)], " at dimension ", d);
+  }
+  return out;
+}
+
+// The dtypes of the CPU kernels, by the names their dispatch macros raise with.
+void check_pad_dtype(const char* op, const Tensor& self, int64_t k, PadMode mode) {
+  if (mode == PadMode::Reflect && k < 3)
+    return check_dtype(k == 1 ? "reflection_pad1d" : "reflection_pad2d", self.scalar_type(),
+                       {at::kFloat, at::kDouble, at::kComplexFloat, at::kComplexDouble});
+  const char* kernel = mode == PadMode::Reflect ? "reflection_pad3d_cpu"
+                       : k == 1                 ? "replication_pad1d_cpu"
+                       : k == 2                 ? "replication_pad2d_cpu"
+                                                : "replication_pad3d_cpu";
+  if (mode == PadMode::Reflect)
+    return check_dtype(kernel, self.scalar_type(),
+                       {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16, at::kComplexFloat, at::kComplexDouble});
+  check_dtype(kernel, self.scalar_type(), {at::kFloat, at::kDouble, at::kComplexFloat, at::kComplexDouble});
+}
+
+Tensor pad_forward(const char* op, const Tensor& self, IntArrayRef pad, PadMode mode,
+                   const Tensor& meta) {
+  check_operands(op, {self});
+  Shape sizes = meta.defined() ? shape_of(meta.sizes()) : checked_sizes(op, self, pad, mode);
+  check_pad_dtype(op, self, int64_t(pad.size()) / 2, mode);
+  Tensor out = meta.defined() ? result_like(meta) : empty_loom(sizes, self.scalar_type());
+  if (out.numel() == 0) return out;
+  EngineLock lock(engine_mutex());
+  assign(out, gather_at(self, source_coords(self, shape_of(out.sizes()), pad, mode)));
+  return out;
+}
+
+Tensor pad_backward(const char* op, const Tensor& grad_out, const Tensor& self, IntArrayRef pad,
+                    PadMode mode) {
+  check_operands(op, {grad_out, self});
+  check_pad_dtype(op, self, int64_t(pad.size()) / 2, mode);
+  Shape want = checked_sizes(op, self, pad, mode);
+  TORCH_CHECK(shape_of(grad_out.sizes()) == want, op, ": gradOutput has size ", grad_out.sizes(),
+              ", expected ", c10::IntArrayRef(want));
+  EngineLock lock(engine_mutex());
+  return scatter_add_into(self.sizes(), self.scalar_type(), grad_out,
+                          source_coords(self, want, pad, mode));
+}
+
+#define LOOM_PAD(name, mode, meta_call)                                                 \
+  Tensor name(const Tensor& self, IntArrayRef pad) {                                    \
+    return pad_forward(#name, self, pad, mode, meta_call);                              \
+  }                                                                                     \
+  Tensor name##_backward(const Tensor& grad_out, const Tensor& self, IntArrayRef pad) { \
+    return pad_backward(#name "_backward", grad_out, self, pad, mode);                  \
+  }
+
+LOOM_PAD(reflection_pad1d, PadMode::Reflect, at::reflection_pad1d(to_meta(self), pad))
+LOOM_PAD(reflection_pad2d, PadMode::Reflect, Tensor())  // no meta function in 1.13
+LOOM_PAD(reflection_pad3d, PadMode::Reflect, at::reflection_pad3d(to_meta(self), pad))
+LOOM_PAD(replication_pad1d, PadMode::Replicate, at::replication_pad1d(to_meta(self), pad))
+LOOM_PAD(replication_pad2d, PadMode::Replicate, at::replication_pad2d(to_meta(self), pad))
+LOOM_PAD(replication_pad3d, PadMode::Replicate, at::replication_pad3d(to_meta(self), pad))
+#undef LOOM_PAD
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("reflection_pad1d", TORCH_FN(reflection_pad1d));
+  m.impl("reflection_pad2d", TORCH_FN(reflection_pad2d));
+  m.impl("reflection_pad3d", TORCH_FN(reflection_pad3d));
+  m.impl("replication_pad1d", TORCH_FN(replication_pad1d));
+  m.impl("replication_pad2d", TORCH_FN(replication_pad2d));
+  m.impl("replication_pad3d", TORCH_FN(replication_pad3d));
+  m.impl("reflection_pad1d_backward", TORCH_FN(reflection_pad1d_backward));
+  m.impl("reflection_pad2d_backward", TORCH_FN(reflection_pad2d_backward));
+  m.impl("reflection_pad3d_backward", TORCH_FN(reflection_pad3d_backward));
+  m.impl("replication_pad1d_backward", TORCH_FN(replication_pad1d_backward));
+  m.impl("replication_pad2d_backward", TORCH_FN(replication_pad2d_backward));
+  m.impl("replication_pad3d_backward", TORCH_FN(replication_pad3d_backward));
+}
+
+}  // namespace loom::aten

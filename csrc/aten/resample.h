@@ -1,0 +1,34 @@
+// Gathers and accumulating scatters at per-dim coordinates: the building blocks of ops that
+// move elements by index arithmetic (padding, interpolation, pooling with computed windows).
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include "aten/op_util.h"
+
+namespace loom::aten {
+
+// Raises the CPU's error when its kernel (named `kernel` in PyTorch's dispatch macro) has
+// no version for dtype t: `"kernel" not implemented for 'Half'`.
+void check_dtype(const char* kernel, c10::ScalarType t, std::initializer_list<c10::ScalarType> supported);
+
+// The elements of `src` at per-dim coordinates (Int64 nodes of one shape, each in range by
+// construction): a fused gather.
+NodeRef gather_at(const at::Tensor& src, const std::vector<NodeRef>& coord);
+
+// A new contiguous tensor of `sizes` and `dtype`, zero but for value[i] added at coord[i]
+// for every element of the coordinates' shape. Half and BFloat16 accumulate in float32 and
+// round once. Hold the engine lock.
+at::Tensor scatter_add_into(at::IntArrayRef sizes, c10::ScalarType dtype, const NodeRef& value,
+                            const std::vector<NodeRef>& coord);
+// The same with the value of a tensor shaped like the coordinates.
+at::Tensor scatter_add_into(at::IntArrayRef sizes, c10::ScalarType dtype, const at::Tensor& value,
+                            const std::vector<NodeRef>& coord);
+// Accumulates `value` at coord into an existing float tensor made by zeros_for_scatter.
+void scatter_add_at(const at::Tensor& dst, const NodeRef& value, const std::vector<NodeRef>& coord);
+// A zero tensor to scatter_add_at into: `dtype`, or float32 for Half and BFloat16.
+at::Tensor zeros_for_scatter(at::IntArrayRef sizes, c10::ScalarType dtype);
+// The accumulator `acc` as a tensor of `dtype` (itself when the dtypes agree).
+at::Tensor finish_scatter(const at::Tensor& acc, c10::ScalarType dtype);
+
+}  // namespace loom::aten

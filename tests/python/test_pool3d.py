@@ -1,0 +1,101 @@
+"""Pooling beyond 2-d max/avg: 1-d and 3-d max and average pooling, adaptive max (1-d to
+3-d) and adaptive average (1-d, 3-d), forward and backward against CPU torch."""
+import pytest
+import torch
+import torch.nn.functional as F
+
+import loom
+
+D = loom.device
+
+
+def sample(shape, seed, dtype=torch.float32):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(shape, generator=g).to(dtype)
+
+
+def check(fn, x, tol=1e-4):
+    outs = []
+    for dev in ("cpu", D):
+        xs = x.detach().to(dev).requires_grad_()
+        loom.reset_metrics()
+        y = fn(xs)
+        ys = y if isinstance(y, tuple) else (y,)
+        (ys[0] * sample(tuple(ys[0].shape), 99, ys[0].dtype).to(dev)).sum().backward()
+        outs.append([t.detach().cpu() for t in ys] + [xs.grad.cpu()])
+        if dev != "cpu":
+            assert loom.metrics()["fallbacks"] == {}
+    for want, got in zip(*outs):
+        assert got.shape == want.shape and got.dtype == want.dtype
+        torch.testing.assert_close(got, want, rtol=tol, atol=tol)
+
+
+POOL3D = {
+    "max_k2": lambda x: F.max_pool3d(x, 2, return_indices=True),
+    "max_k3s2p1": lambda x: F.max_pool3d(x, 3, 2, 1, return_indices=True),
+    "max_ceil_dil": lambda x: F.max_pool3d(x, (2, 3, 2), (1, 2, 2), (1, 0, 1), dilation=(2, 1, 1), ceil_mode=True),
+    "avg_k2": lambda x: F.avg_pool3d(x, 2),
+    "avg_k3s2p1": lambda x: F.avg_pool3d(x, 3, 2, 1),
+    "avg_no_pad_count_ceil": lambda x: F.avg_pool3d(x, 3, 2, 1, ceil_mode=True, count_include_pad=False),
+    "avg_divisor": lambda x: F.avg_pool3d(x, (1, 2, 3), divisor_override=4),
+    "adaptive_avg": lambda x: F.adaptive_avg_pool3d(x, (2, 3, 4)),
+    "adaptive_avg_1": lambda x: F.adaptive_avg_pool3d(x, 1),
+    "adaptive_max": lambda x: F.adaptive_max_pool3d(x, (3, 2, 5), return_indices=True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(POOL3D))
+def test_pool3d(name):
+    check(POOL3D[name], sample((2, 3, 5, 6, 7), 1))
+    check(POOL3D[name], sample((2, 5, 6, 7), 2))  # unbatched
+
+
+POOL1D = {
+    "max": lambda x: F.max_pool1d(x, 3, 2, 1),
+    "max_indices": lambda x: F.max_pool1d(x, 2, return_indices=True),
+    "avg": lambda x: F.avg_pool1d(x, 3, 2, 1),
+    "adaptive_max": lambda x: F.adaptive_max_pool1d(x, 4, return_indices=True),
+    "adaptive_avg": lambda x: F.adaptive_avg_pool1d(x, 4),
+}
+
+
+@pytest.mark.parametrize("name", sorted(POOL1D))
+def test_pool1d(name):
+    check(POOL1D[name], sample((2, 3, 11), 3))
+
+
+@pytest.mark.parametrize("out", [(3, 3), (1, 1), (4, 7), (7, 8)])
+def test_adaptive_max_pool2d(out):
+    check(lambda x: F.adaptive_max_pool2d(x, out, return_indices=True), sample((2, 3, 7, 8), 4))
+    check(lambda x: F.adaptive_max_pool2d(x, out), sample((3, 7, 8), 5))
+
+
+def test_pool_strided_and_dtypes():
+    x = sample((2, 6, 5, 4, 3), 6)
+    check(lambda x: F.max_pool3d(x.transpose(2, 4), 2), x)
+    check(lambda x: F.avg_pool3d(x[:, ::2], 2, 1), x)
+    check(lambda x: F.adaptive_max_pool2d(x[0].transpose(1, 2), (2, 3)), x)
+    check(lambda x: F.adaptive_max_pool2d(x[:, :, 0].contiguous(memory_format=torch.channels_last), 3), x)
+    x64 = sample((1, 2, 4, 5, 6), 7, torch.float64)
+    for fn in (lambda x: F.max_pool3d(x, 2), lambda x: F.avg_pool3d(x, 3, 1, 1), lambda x: F.adaptive_avg_pool3d(x, 3)):
+        check(fn, x64, 1e-10)
+
+
+def test_max_pool3d_ties_and_inf():
+    x = torch.zeros(1, 1, 4, 4, 4)
+    x[0, 0, 1, 1, 1] = float("inf")
+    check(lambda x: F.max_pool3d(x, 2, return_indices=True), x)
+
+
+def test_pool3d_errors():
+    x = sample((2, 3, 4, 4, 4), 8)
+    for fn in (lambda x: F.max_pool3d(x, 5), lambda x: F.avg_pool3d(x, 5), lambda x: F.max_pool3d(x, 2, padding=2),
+               lambda x: F.adaptive_avg_pool3d(x[0, 0, 0], 2), lambda x: F.adaptive_max_pool2d(x[0, 0, 0, 0], 2)):
+        try:
+            fn(x)
+        except Exception as e:  # noqa: BLE001
+            want = e
+        else:
+            raise AssertionError("CPU did not raise")
+        with pytest.raises(type(want)):
+            fn(x.to(D))
