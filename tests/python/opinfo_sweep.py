@@ -88,6 +88,10 @@ VALUES_DIFFER = {
 }
 
 
+# Ops whose tensor arguments after the input must be CPU tensors (PyTorch checks).
+CPU_ARGS = {"tensor_split": "tensor_indices_or_sections must be on the CPU"}
+
+
 def exclusion_reason(op):
     if op.name in INCLUDED:
         return None
@@ -238,10 +242,13 @@ def run_loom(fn):
 
 
 def on_device(s):
-    """Factory ops name their device in kwargs: Loom's in the mirrored sample."""
-    dev = s.kwargs.get("device")
-    if dev is not None and torch.device(dev).type == "cpu":
-        s.kwargs = dict(s.kwargs, device=loom.device)
+    """A device named in the sample (factory ops, `to`) becomes Loom's in the mirror."""
+    def swap(x):
+        if isinstance(x, torch.device) and x.type == "cpu" or isinstance(x, str) and x == "cpu":
+            return loom.device
+        return x
+    s.args = type(s.args)(swap(a) for a in s.args)
+    s.kwargs = {k: swap(v) for k, v in s.kwargs.items()}
 
 
 def call(op, s):
@@ -257,6 +264,8 @@ def check_forward(op, s, check_values):
         want, want_err = None, e
     ls = s.transform(mirror)
     on_device(ls)
+    if op.name in CPU_ARGS:
+        ls.args = s.args
     try:
         got = run_loom(lambda: call(op, ls))
         got_err = None
@@ -273,7 +282,7 @@ def check_forward(op, s, check_values):
             return (f"Loom raised {type(got_err).__name__}: {first_line(got_err)}; CPU "
                     f"{type(want_err).__name__}: {first_line(want_err)}")
         return None
-    on_loom = s.kwargs.get("device") is not None or any(
+    on_loom = ls.kwargs.get("device") == loom.device or any(
         t.device.type == loom.device.type for t in tree_leaves([ls.input, ls.args, ls.kwargs]))
     try:
         compare(want, got, check_values, on_loom=on_loom)
@@ -308,7 +317,7 @@ def check_backward(op, s):
 
     ls = s.transform(lambda t: t)  # a shallow copy; tensors are swapped below
     ls.input = tree_map(mirror_grad, s.input)
-    ls.args = tree_map(mirror_grad, s.args)
+    ls.args = s.args if op.name in CPU_ARGS else tree_map(mirror_grad, s.args)
     ls.kwargs = tree_map(mirror_grad, s.kwargs)
     on_device(ls)
     loom_inputs = [mirrors[id(t)] for t in cpu_inputs]
@@ -394,7 +403,7 @@ def first_sample_record(op):
     for rec in sweep_op(op, dtypes=op_dtypes(op, DTYPES)[:1], max_samples=1):
         if rec["status"] != "pass":
             return rec
-    return dict(op=op_id(op), status="pass", detail="")
+    return dict(op=op_id(op), dtype="", sample=0, kind="fwd", status="pass", detail="")
 
 
 # ---- the expected list of the default subset ----------------------------------------------
