@@ -6,7 +6,7 @@ CTEST ?= ctest
 DEBIAN_PACKAGES := python3-torch libtorch-dev pybind11-dev python3-pytest python3-numpy \
 	python3-hypothesis ninja-build libopenblas0-openmp ccache googletest libgtest-dev cmake xz-utils
 
-.PHONY: all deps configure build test test-cpp test-python test-upstream test-fuzz demo bench clean
+.PHONY: all deps configure build test test-cpp test-python test-upstream test-opinfo test-fuzz demo bench clean
 
 all: build
 
@@ -44,6 +44,14 @@ test-python: build
 # tests/upstream/expected_failures.txt. The first run fetches them with apt-get source.
 test-upstream: build
 	$(PYTHON) tests/upstream/run.py --log-dir $(BUILD)/upstream
+
+# Every sample of PyTorch's OpInfo database on Loom against the CPU (`make test` runs the
+# first sample of each op); OPINFO_JSON=path writes the results, OPINFO_ARGS adds options
+# of tests/python/opinfo_sweep.py (--ops PATTERN, --jobs N, --max-samples N).
+OPINFO_JSON ?=
+OPINFO_ARGS ?=
+test-opinfo: build
+	PYTHONPATH=python $(PYTHON) tests/python/opinfo_sweep.py $(if $(OPINFO_JSON),--json $(OPINFO_JSON)) $(OPINFO_ARGS)
 
 # The view/write fuzzer with many more programs than `make test` runs (500); FUZZ_SEED
 # draws other programs than the derandomized default.

@@ -304,6 +304,12 @@ LOOM_BINARY_NO_INPLACE(minimum, Minimum)
 LOOM_ADD(add, Add)
 LOOM_ADD(sub, Sub)
 
+// rsub(a, b, alpha) is b - alpha * a; at::rsub on meta tensors runs sub's checks and layout.
+Tensor rsub_fn(const Tensor& a, const Tensor& b, const c10::Scalar& alpha) {
+  return functional([&] { return at::rsub(to_meta(a), to_meta(b), alpha); },
+                    [&](const Shape& s, DType r) { return add_value(Op::Sub, b, a, alpha, s, r); });
+}
+
 // div with rounding_mode: "trunc" and "floor" divide in the common dtype.
 Op div_mode_op(c10::optional<c10::string_view> mode) {
   if (!mode.has_value()) return Op::Div;
@@ -616,6 +622,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("add.Scalar", add_fn_s);
   m.impl("add_.Scalar", add_ip_s);
   m.impl("sub.Tensor", sub_fn);
+  m.impl("rsub.Tensor", rsub_fn);
   m.impl("sub_.Tensor", sub_ip);
   m.impl("sub.out", sub_out);
   m.impl("sub.Scalar", sub_fn_s);

@@ -1,7 +1,7 @@
 // Ops that move values between positions: flip, roll, tril/triu, diag, cat (and stack,
-// which PyTorch builds on cat), trace and narrow_copy.out. Each checks its arguments and
-// finds its result layout as the CPU does, then builds the value lazily from strided
-// loads, reindexes and iota conditions; nothing is realized or runs on the CPU.
+// which PyTorch builds on cat), trace, narrow_copy.out, pixel_(un)shuffle. Each checks its
+// arguments and finds its result layout as the CPU does, then builds the value lazily from
+// strided loads, reindexes and iota conditions; nothing is realized or runs on the CPU.
 //
 // NOTE [Pieces, not selects]: a Where evaluates both branches at every element (the C
 // renderer emits each operand as a statement before the select), and a Load's index is
@@ -16,6 +16,8 @@
 #include <ATen/WrapDimUtils.h>
 #include <ATen/WrapDimUtilsMulti.h>
 #include <ATen/native/Resize.h>
+#include <ATen/ops/pixel_shuffle_native.h>
+#include <ATen/ops/pixel_unshuffle_native.h>
 #include <torch/library.h>
 
 #include <algorithm>
@@ -350,9 +352,23 @@ Tensor& cat_out(const at::ITensorListRef& tensors, int64_t dim, Tensor& out) {
   return out;
 }
 
+// The CPU's pixel_(un)shuffle writes a new tensor in the input's suggested memory format;
+// PyTorch's composite version (what a device without a kernel gets) ends in a reshape that
+// is a view where it can be one, e.g. of an expanded gradient, so its strides differ.
+// Loom stores the composite's value in the CPU's layout.
+template <Tensor (*composite)(const Tensor&, int64_t)>
+Tensor pixel_shuffle_fn(const Tensor& self, int64_t factor) {
+  Tensor value = composite(self, factor);  // the shape checks and messages are the CPU's
+  Tensor out = at::empty(value.sizes(), self.options().memory_format(self.suggest_memory_format()));
+  out.copy_(value);
+  return out;
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("pixel_shuffle", pixel_shuffle_fn<at::native::math_pixel_shuffle>);
+  m.impl("pixel_unshuffle", pixel_shuffle_fn<at::native::math_pixel_unshuffle>);
   m.impl("flip", flip_fn);
   m.impl("roll", roll_fn);
   m.impl("tril", tri_fn<false>);

@@ -433,3 +433,14 @@ def test_fusion_one_kernel():
     yc = y.cpu()
     assert loom.metrics()["kernels_run"] == 1
     torch.testing.assert_close(yc, ((xc * 2 + 1).exp() - 3).abs() * 0.5)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.bool])
+def test_rsub(dtype):
+    # other - alpha * self, with sub's promotion and its error for bool
+    a, b = sample((3, 4), dtype), sample((4,), dtype, seed=1)
+    check(lambda x, y: torch.rsub(x, y), a, b)
+    if dtype != torch.bool:
+        check(lambda x, y: torch.rsub(x, y, alpha=2), a.t(), b[:3])
+        check(lambda x: 5 - x, a)
+        check(lambda x: torch.rsub(x, 3, alpha=2), a)

@@ -401,3 +401,39 @@ def test_keepdim_all_dims_and_size_one():
     check(lambda t: t.argmax(0), torch.tensor(3.0))
     check(lambda t: tuple(t.max(-1)), torch.tensor(3.0))
     check(lambda t: t.cumprod(0), torch.tensor(3.0))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64, torch.bool])
+def test_nansum_and_count_nonzero(dtype):
+    x = make(dtype, (4, 6))
+    if dtype.is_floating_point:
+        x[1, 2] = x[3, 0] = float("nan")
+        x[2, :] = 0
+    for t in (x, x.t(), x[:, ::2]):
+        check(lambda a: torch.nansum(a), t)
+        check(lambda a: torch.nansum(a, dim=1, keepdim=True), t)
+        check(lambda a: torch.count_nonzero(a), t)
+        check(lambda a: torch.count_nonzero(a, dim=(0,)), t)
+    out = torch.empty(0, dtype=torch.float64, device=loom.device)
+    if dtype.is_floating_point:
+        torch.nansum(x.to(loom.device), 0, dtype=torch.float64, out=out)
+        torch.testing.assert_close(out.cpu(), torch.nansum(x, 0, dtype=torch.float64))
+    with pytest.raises(RuntimeError, match="complex"):
+        torch.nansum(torch.ones(2, dtype=torch.complex64, device=loom.device))
+
+
+def test_equal():
+    x = make(torch.float32, (3, 4))
+    d = loom.device
+    assert torch.equal(x.to(d), x.clone().to(d))
+    assert torch.equal(x.t().to(d), x.t().contiguous().to(d))
+    y = x.clone()
+    y[2, 3] += 1
+    assert not torch.equal(x.to(d), y.to(d))
+    assert not torch.equal(x.to(d), x[:2].to(d))
+    assert not torch.equal(torch.tensor([float("nan")], device=d), torch.tensor([float("nan")], device=d))
+    assert torch.equal(x[:0].to(d), x[:0].to(d))
+    # the CPU compares after type promotion
+    for a, b in [(x, x.double()), (torch.tensor([1]), torch.tensor([1.5])),
+                 (torch.tensor([True]), torch.tensor([2])), (torch.tensor([2]), torch.tensor([2.0]))]:
+        assert torch.equal(a.to(d), b.to(d)) == torch.equal(a, b)

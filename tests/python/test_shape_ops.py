@@ -628,3 +628,31 @@ def test_random_programs(seed):
         if rng.random() < 0.3:
             c, l = random_view(rng, c, l)
     compare(l, c)
+
+
+@pytest.mark.parametrize("fn, factor, shape", [(F.pixel_shuffle, 2, (2, 8, 3, 3)),
+                                               (F.pixel_unshuffle, 2, (1, 2, 3, 4, 6))])
+def test_pixel_shuffle_layout_as_cpu(fn, factor, shape):
+    # The CPU writes a new tensor in the input's memory format, also for an expanded input
+    # that the composite version would return as a (stride-0) view.
+    x = sample(shape, torch.float32)
+    inputs = [x, x.transpose(-1, -2), torch.ones(()).expand(shape)]
+    if len(shape) == 4:
+        inputs.append(x.contiguous(memory_format=torch.channels_last))
+    for t in inputs:
+        want, got = fn(t, factor), fn(t.to(D), factor)
+        assert got.stride() == want.stride() and got.shape == want.shape
+        torch.testing.assert_close(got.cpu(), want)
+    with pytest.raises(RuntimeError):
+        fn(x[..., :3].to(D), 4)
+
+
+def test_pixel_shuffle_backward():
+    x = sample((1, 9, 2, 2), torch.float32)
+    grads = []
+    for dev in ("cpu", D):
+        t = x.to(dev).requires_grad_()
+        (g,) = torch.autograd.grad(F.pixel_shuffle(t, 3).sum(), [t])
+        grads.append(g)
+    assert grads[1].stride() == grads[0].stride()
+    torch.testing.assert_close(grads[1].cpu(), grads[0])
