@@ -4,14 +4,18 @@ Each item runs on both devices: median of timed runs after warm-up; Loom's time
 includes loom.sync(). Prints a table of both times, the ratio, Loom's kernels per
 iteration and, for streaming items, Loom's GB/s against a triad probe measured in the
 same run; then the compile figures (cold compile per kernel, cache hit, host time per
-lazy op, setitem loop). --json writes the same rows.
+lazy op, setitem loop). Training items time one whole optimizer step (forward, loss,
+backward, update) of the example networks on a fixed batch. --only runs just the items
+whose names contain one of the given words. --json writes the same rows.
 """
 import argparse
+import copy
 import ctypes
 import json
 import os
 import random
 import statistics
+import sys
 import tempfile
 import time
 
@@ -19,6 +23,10 @@ import torch
 import torch.nn.functional as F
 
 import loom
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
+import train_cifar  # noqa: E402  (the example networks, as the examples train them)
+import train_gpt  # noqa: E402
 
 
 def timed(fn, sync, runs, warmup=2):
@@ -70,6 +78,98 @@ ITEMS = [
     ("sum over dim 0, 4096x4096 float32", lambda: torch.randn(4096, 4096), column_sum, 4 * N,
      1e-3),
 ]
+
+
+# --- training steps: name, builder -> (model, optimizer maker, batch, step) ---
+
+def cifar_setup():
+    x, y = train_cifar.synthetic(64, 0)
+    model = train_cifar.network(32)
+
+    def opt(params):
+        return torch.optim.SGD(params, lr=0.05, momentum=0.9, nesterov=True, weight_decay=5e-4,
+                               foreach=True)
+
+    def loss(model, batch):
+        return F.cross_entropy(model(batch[0]), batch[1], label_smoothing=0.2)
+
+    return model, opt, (x, y), loss, None
+
+
+def mlp_setup():
+    g = torch.Generator().manual_seed(0)
+    x, y = torch.randn(256, 784, generator=g), torch.randint(0, 10, (256,), generator=g)
+    model = torch.nn.Sequential(torch.nn.Linear(784, 1024), torch.nn.ReLU(), torch.nn.Linear(1024, 1024),
+                                torch.nn.ReLU(), torch.nn.Linear(1024, 10))
+
+    def opt(params):
+        return torch.optim.Adam(params, lr=1e-3, foreach=True)
+
+    def loss(model, batch):
+        return F.cross_entropy(model(batch[0]), batch[1])
+
+    return model, opt, (x, y), loss, None
+
+
+def gpt_setup():
+    text = train_gpt.synthetic_text(20000, 0)
+    chars = sorted(set(text))
+    data = torch.tensor([chars.index(c) for c in text])
+    g = torch.Generator().manual_seed(0)
+    start = torch.randint(0, len(data) - 65, (16,), generator=g).tolist()
+    x = torch.stack([data[s:s + 64] for s in start])
+    y = torch.stack([data[s + 1:s + 65] for s in start])
+    model = train_gpt.GPT(len(chars), 64, 128, 4, 2)
+
+    def opt(params):
+        return torch.optim.AdamW(params, lr=3e-3, weight_decay=0.1, foreach=True)
+
+    def loss(model, batch):
+        logits = model(batch[0])
+        return F.cross_entropy(logits.view(-1, logits.shape[-1]), batch[1].view(-1))
+
+    return model, opt, (x, y), loss, lambda m: torch.nn.utils.clip_grad_norm_(m.parameters(), 1.0)
+
+
+TRAIN_ITEMS = [
+    ("CNN training step (CIFAR net, batch 64)", cifar_setup),
+    ("MLP training step (784-1024-1024-10, b256)", mlp_setup),
+    ("GPT training step (train_gpt defaults)", gpt_setup),
+]
+
+
+def run_train_item(setup, runs):
+    """One optimizer step per iteration on each device, from equal initial weights and the
+    same batch; the losses of the last step must agree."""
+    torch.manual_seed(0)
+    model, make_opt, batch, loss_fn, clip = setup()
+    models = {"cpu": model, "loom": copy.deepcopy(model).to(loom.device)}
+    batches = {"cpu": batch, "loom": to_loom(batch)}
+    last = {}
+    times = {}
+    for dev in ("cpu", "loom"):
+        m, b = models[dev], batches[dev]
+        opt = make_opt(m.parameters())
+
+        def step():
+            opt.zero_grad()
+            loss = loss_fn(m, b)
+            loss.backward()
+            if clip:
+                clip(m)
+            opt.step()
+            last[dev] = loss
+
+        sync = loom.sync if dev == "loom" else (lambda: None)
+        if dev == "loom":
+            loom.sync()
+            loom.reset_metrics()
+        times[dev] = timed(step, sync, runs)
+    m = loom.metrics()
+    kernels = m["kernels_run"] / (runs + 2)
+    fallbacks = sum(m["fallbacks"].values())
+    torch.testing.assert_close(last["loom"].cpu(), last["cpu"], rtol=1e-3, atol=1e-4)
+    return times["cpu"], times["loom"], kernels, fallbacks
 
 
 def to_loom(x):
@@ -179,27 +279,47 @@ def main():
                     help="torch.set_num_threads for eager (default: every core, as Loom uses)")
     ap.add_argument("--stock-malloc", action="store_true",
                     help="leave glibc malloc as it is (eager then pays page faults)")
+    ap.add_argument("--only", nargs="+", metavar="WORD",
+                    help="run only the items whose names contain one of these words "
+                         "(case-insensitive; 'compile' selects the compile figures)")
     args = ap.parse_args()
+
+    def selected(name):
+        return not args.only or any(w.lower() in name.lower() for w in args.only)
+
     cached = not args.stock_malloc and cache_malloc()
     torch.manual_seed(0)
     torch.set_num_threads(args.eager_threads)
     rows = []
     print(f"torch {torch.__version__}, eager on {torch.get_num_threads()} threads "
           f"({'caching' if cached else 'stock'} malloc), Loom on {os.cpu_count()}")
-    triad_gbs = triad_probe(args.runs)
-    print(f"triad probe (Loom, 16M float32, 2 reads + 1 write): {triad_gbs:.1f} GB/s")
-    print(f"{'item':40s} {'eager ms':>9s} {'loom ms':>9s} {'ratio':>7s} {'kernels':>8s} "
+    triad_gbs = None
+    if any(selected(item[0]) for item in ITEMS) or selected("compile"):
+        triad_gbs = triad_probe(args.runs)
+        print(f"triad probe (Loom, 16M float32, 2 reads + 1 write): {triad_gbs:.1f} GB/s")
+    print(f"{'item':44s} {'eager ms':>9s} {'loom ms':>9s} {'ratio':>7s} {'kernels':>8s} "
           f"{'GB/s':>6s} {'of triad':>8s}")
-    for name, make, fn, nbytes, atol in ITEMS:
-        eager, t, kernels, fallbacks = run_item(fn, make(), args.runs, atol)
+    work = [(name, nbytes, lambda make=make, fn=fn, atol=atol: run_item(fn, make(), args.runs, atol))
+            for name, make, fn, nbytes, atol in ITEMS]
+    work += [(name, 0, lambda setup=setup: run_train_item(setup, args.runs))
+             for name, setup in TRAIN_ITEMS]
+    for name, nbytes, run in work:
+        if not selected(name):
+            continue
+        eager, t, kernels, fallbacks = run()
         gbs = nbytes / t / 1e9 if nbytes else None
         row = dict(item=name, eager_ms=eager * 1e3, loom_ms=t * 1e3, ratio=eager / t,
                    kernels=kernels, fallbacks=fallbacks, gbs=gbs)
         rows.append(row)
         note = f"  ({fallbacks} CPU fallbacks)" if fallbacks else ""
         bw = f"{gbs:6.1f} {gbs / triad_gbs:7.0%}" if gbs else ""
-        print(f"{name:40s} {eager*1e3:9.2f} {t*1e3:9.2f} {eager/t:6.2f}x {kernels:8.1f} "
+        print(f"{name:44s} {eager*1e3:9.2f} {t*1e3:9.2f} {eager/t:6.2f}x {kernels:8.1f} "
               f"{bw}{note}")
+    if not selected("compile"):
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(rows, f, indent=1)
+        return
     cold, hit = compile_figures()
     print(f"new tiny kernel, compiled cold + run (median of 15): {cold:.1f} ms; "
           f"the same again (cache hit + run): {hit:.3f} ms")

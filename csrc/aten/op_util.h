@@ -72,5 +72,10 @@ namespace loom::aten {
 // of size 1 broadcasting: a BLAS extern call for float32/float64, else a generated
 // reduction (ops_linalg.cpp).
 NodeRef product(const NodeRef& a, const NodeRef& b, DType t);
+// The same product (float32/float64, k > 0 only) as a flat storage of rows: the n results
+// of each row lie between `margin` zeros on either side, so a row is n + 2 * margin long.
+// Reads shifted by up to `margin` stay inside the storage and see zeros past a row's ends.
+NodeRef product_rows_with_margin(const NodeRef& a, const NodeRef& b, DType t, int64_t margin);
+bool blas_dtype(DType t);
 
 }  // namespace loom::aten

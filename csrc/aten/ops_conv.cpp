@@ -141,9 +141,75 @@ Tensor conv_forward(const Tensor& input, const Tensor& weight, const c10::option
   return out;
 }
 
+// NOTE [Input gradient as a gather]: the input gradient of a convolution adds each patch
+// gradient (a column of w^T @ dy) back where the patch came from. As a scatter that runs
+// in order on one thread. With stride 1 the sum is a gather instead: input position y
+// takes column entry (k, o = y + p - k * d) for every kernel offset k with o in range, an
+// affine read per k, so the whole gradient is one parallel reduction over k. The columns
+// come from BLAS in rows with margins of zeros (product_rows_with_margin) wide enough that
+// every shifted read stays inside its own row: positions out of range along the first
+// spatial dim land in the zeros, and the other dims are masked, since there a read out
+// of range would wrap onto a neighbouring row of the same column.
+bool gather_input_grad(const ConvGeometry& g, DType t) {
+  return blas_dtype(t) && std::all_of(g.stride.begin(), g.stride.end(), [](int64_t s) { return s == 1; });
+}
+
+Tensor conv_input_grad_gather(const Tensor& grad_out, const Tensor& weight, const ConvGeometry& g,
+                              c10::ScalarType dtype) {
+  const DType t = to_loom(dtype);
+  const size_t sp = size_t(g.spatial);
+  Tensor grad_in = empty_loom(with({g.n, g.c}, g.in), dtype);
+  Tensor gy = grad_out.reshape({g.n, g.groups, g.ocg(), g.out_numel()});
+  Tensor wm = weight_matrix(weight, g);
+  // Row-major strides of output positions and kernel offsets; the widest shift.
+  std::vector<int64_t> os(sp), ks(sp);
+  int64_t margin = 0;
+  for (size_t i = sp, so = 1, sk = 1; i-- > 0;) {
+    os[i] = so, ks[i] = sk;
+    so *= g.out[i], sk *= g.kernel[i];
+    margin += g.dilation[i] * (g.kernel[i] - 1) * os[i];
+  }
+  const int64_t row = g.out_numel() + 2 * margin, kk = g.kernel_numel();
+  EngineLock lock(engine_mutex());
+  NodeRef wt = with_leading_one(transposed_last(read_tensor(wm)));  // (1, G, CgK, OCg)
+  NodeRef flat = product_rows_with_margin(wt, read_tensor(gy), t, margin);
+  // (N, G, Cg, K..., I...): the column entry of kernel offset k that lands on input y.
+  Shape shape = with({g.n, g.groups, g.cg()}, g.kernel);
+  shape.insert(shape.end(), g.in.begin(), g.in.end());
+  View v{shape, {g.groups * g.cg() * kk * row, g.cg() * kk * row, kk * row}, margin};
+  for (size_t i = 0; i < sp; ++i) v.strides.push_back(ks[i] * row - g.dilation[i] * os[i]);
+  for (size_t i = 0; i < sp; ++i) {
+    v.strides.push_back(os[i]);
+    v.offset += g.padding[i] * os[i];
+  }
+  NodeRef val = make_node(Op::Load, t, shape, {flat}, v);
+  NodeRef ok;
+  for (size_t i = 1; i < sp; ++i) {
+    NodeRef o = binary(Op::Sub, binary(Op::Add, iota(DType::Int64, shape, int(3 + sp + i)), int_const(g.padding[i], shape)),
+                       binary(Op::Mul, iota(DType::Int64, shape, int(3 + i)), int_const(g.dilation[i], shape)));
+    NodeRef in = binary(Op::LogicalAnd, binary(Op::Ge, o, int_const(0, shape)),
+                        binary(Op::Lt, o, int_const(g.out[i], shape)));
+    ok = ok ? binary(Op::LogicalAnd, ok, in) : in;
+  }
+  if (ok) val = where(ok, val, constant(Scalar::of_int(0), t, shape));
+  std::vector<int> axes;
+  for (size_t i = 0; i < sp; ++i) axes.push_back(int(3 + i));
+  NodeRef sum = reduce(ReduceKind::Sum, val, axes, t);  // (N, G, Cg, 1..., I...)
+  Shape out_shape = with({g.n, g.groups, g.cg()}, g.in);
+  IndexMap drop{Shape(shape.size(), 0), {0, 1, 2}, {1, 1, 1}};
+  for (size_t i = 0; i < sp; ++i) {
+    drop.dim_of.push_back(int(3 + sp + i));
+    drop.mult.push_back(1);
+  }
+  assign(grad_in.view(out_shape), reindex(sum, out_shape, drop));
+  return grad_in;
+}
+
 // dL/dx of conv: the patch gradients w^T @ dy added back into the padded input.
 Tensor conv_input_grad(const Tensor& grad_out, const Tensor& weight, const ConvGeometry& g,
                        c10::ScalarType dtype) {
+  if (grad_out.numel() > 0 && weight.numel() > 0 && gather_input_grad(g, to_loom(dtype)))
+    return conv_input_grad_gather(grad_out, weight, g, dtype);
   Shape padded_shape{g.n, g.c};
   for (int64_t i = 0; i < g.spatial; ++i) padded_shape.push_back(g.in[size_t(i)] + 2 * g.padding[size_t(i)]);
   Tensor grad_padded = at::zeros(padded_shape, grad_out.options().dtype(dtype));

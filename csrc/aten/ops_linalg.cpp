@@ -5,17 +5,19 @@
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
 
+#include <cstring>
+
 #include "aten/op_util.h"
 #include "core/extern.h"
 #include "runtime/blas.h"
 
 namespace loom::aten {
 
+bool blas_dtype(DType t) { return t == DType::Float32 || t == DType::Float64; }
+
 namespace {
 
 using at::Tensor;
-
-bool blas_dtype(DType t) { return t == DType::Float32 || t == DType::Float64; }
 
 // How BLAS reads a matrix view: row-major (trans false) or transposed, and its leading
 // dimension; nullopt when neither fits (the scheduler then makes it contiguous).
@@ -38,8 +40,10 @@ bool blas_view(const View& v) {
 }
 
 // A batched product of (B..., m, k) and (B..., k, n) values (a batch dim of size 1 in one
-// operand broadcasts) into a contiguous (B..., m, n) storage.
-NodeRef gemm_call(const NodeRef& a, const NodeRef& b, const Shape& batch, DType t) {
+// operand broadcasts) into a contiguous (B..., m, n) storage; with a margin, each row of
+// n results lies between `margin` zeros on either side (rows of n + 2 * margin).
+NodeRef gemm_call(const NodeRef& a, const NodeRef& b, const Shape& batch, DType t,
+                  int64_t margin = 0) {
   const size_t r = batch.size();
   const int64_t m = a->shape[r], k = a->shape[r + 1], n = b->shape[r + 1];
   const int64_t count = numel(batch);
@@ -47,7 +51,8 @@ NodeRef gemm_call(const NodeRef& a, const NodeRef& b, const Shape& batch, DType 
   const Shape b_batch(b->shape.begin(), b->shape.begin() + long(r));
   auto call = std::make_shared<ExternCall>();
   call->name = "gemm";
-  call->out_nbytes = {std::max<int64_t>(count * m * n, 1) * itemsize(t)};
+  const int64_t row = n + 2 * margin;
+  call->out_nbytes = {std::max<int64_t>(count * m * row, 1) * itemsize(t)};
   call->accepts = [](size_t, const View& v) { return blas_view(v); };
   call->fn = [=](const std::vector<ExternInput>& in, const std::vector<std::shared_ptr<Memory>>& out) {
     const View &va = in[0].view, &vb = in[1].view;
@@ -57,20 +62,26 @@ NodeRef gemm_call(const NodeRef& a, const NodeRef& b, const Shape& batch, DType 
     auto* pa = static_cast<const char*>(in[0].mem->data) + va.offset * size;
     auto* pb = static_cast<const char*>(in[1].mem->data) + vb.offset * size;
     auto* pc = static_cast<char*>(out[0]->data);
+    if (margin > 0)
+      for (int64_t i = 0; i < count * m; ++i) {
+        std::memset(pc + i * row * size, 0, size_t(margin * size));
+        std::memset(pc + (i * row + margin + n) * size, 0, size_t(margin * size));
+      }
     std::vector<int64_t> at(r, 0);
+    std::vector<GemmJob> jobs;
     for (int64_t i = 0; i < count; ++i) {
       int64_t oa = 0, ob = 0;
       for (size_t j = 0; j < r; ++j) {
         if (a_batch[j] != 1) oa += at[j] * va.strides[j];
         if (b_batch[j] != 1) ob += at[j] * vb.strides[j];
       }
-      gemm(t, la.trans, lb.trans, m, n, k, 1.0, pa + oa * size, la.ld, pb + ob * size, lb.ld, 0.0,
-           pc + i * m * n * size, n);
+      jobs.push_back({pa + oa * size, pb + ob * size, pc + (i * m * row + margin) * size});
       for (size_t j = r; j-- > 0;) {
         if (++at[j] < batch[j]) break;
         at[j] = 0;
       }
     }
+    gemm_batch(t, la.trans, lb.trans, m, n, k, la.ld, lb.ld, row, jobs);
   };
   return extern_call(call, {a, b})[0];
 }
@@ -116,6 +127,14 @@ NodeRef product(const NodeRef& a, const NodeRef& b, DType t) {
     drop.mult.push_back(1);
   }
   return cast(reindex(red, out, drop), t);
+}
+
+NodeRef product_rows_with_margin(const NodeRef& a, const NodeRef& b, DType t, int64_t margin) {
+  const size_t r = a->shape.size() - 2;
+  Shape batch;
+  for (size_t j = 0; j < r; ++j) batch.push_back(std::max(a->shape[j], b->shape[j]));
+  TORCH_INTERNAL_ASSERT(blas_dtype(t) && a->shape[r + 1] > 0, "product_rows_with_margin: not a BLAS product");
+  return gemm_call(cast(a, t), cast(b, t), batch, t, margin);
 }
 
 namespace {

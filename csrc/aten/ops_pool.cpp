@@ -107,20 +107,61 @@ std::tuple<Tensor, Tensor> max_pool(const Tensor& self, IntArrayRef kernel, IntA
   return {out, idx};
 }
 
+// NOTE [Max-pool gradient without a scatter]: when windows do not overlap (stride at
+// least the dilated window), every input element lies in at most one window's tile of
+// (stride x stride) positions, so its gradient is a plain elementwise value: the window's
+// output gradient where the window's argmax index names this element, else zero. That is
+// one parallel kernel instead of an accumulating put_, which runs in order on one thread.
+// Tiles cover the padded input from its top-left corner; rows and columns past the last
+// tile (or in the padding) get zeros, from the zero fill below the store.
+Tensor disjoint_windows_grad(const Tensor& g4, const Tensor& i4, const Tensor& in4, const Window& g) {
+  const int64_t n = in4.size(0), c = in4.size(1);
+  const int64_t th = g.oh * g.sh, tw = g.ow * g.sw;
+  Tensor padded = at::zeros({n, c, std::max(th, g.ph + g.h), std::max(tw, g.pw + g.w)}, g4.options());
+  Tensor tiles = padded.narrow(2, 0, th).narrow(3, 0, tw).view({n, c, g.oh, g.sh, g.ow, g.sw});
+  {
+    EngineLock lock(engine_mutex());
+    const DType t = to_loom(g4.scalar_type());
+    const Shape s = shape_of(tiles.sizes());
+    IndexMap per_window{{0, 0, 0, 0}, {0, 1, 2, -1, 3, -1}, {1, 1, 1, 0, 1, 0}};
+    auto coord = [&](int outer_axis, int64_t step, int64_t pad) {
+      return binary(Op::Sub, binary(Op::Add, binary(Op::Mul, iota(DType::Int64, s, outer_axis), int_const(step, s)),
+                                    iota(DType::Int64, s, outer_axis + 1)),
+                    int_const(pad, s));
+    };
+    NodeRef y = coord(2, g.sh, g.ph), x = coord(4, g.sw, g.pw);
+    auto within = [&](const NodeRef& v, int64_t size) {
+      return binary(Op::LogicalAnd, binary(Op::Ge, v, int_const(0, s)), binary(Op::Lt, v, int_const(size, s)));
+    };
+    NodeRef pos = binary(Op::Add, binary(Op::Mul, y, int_const(g.w, s)), x);
+    NodeRef idx = reindex(cast(read_tensor(i4), DType::Int64), s, per_window);
+    NodeRef hit = binary(Op::LogicalAnd, binary(Op::LogicalAnd, within(y, g.h), within(x, g.w)),
+                         binary(Op::Eq, pos, idx));
+    NodeRef val = reindex(read_tensor(g4), s, per_window);
+    assign(tiles, where(hit, val, constant(Scalar::of_int(0), t, s)));
+  }
+  return padded.narrow(2, g.ph, g.h).narrow(3, g.pw, g.w).contiguous();
+}
+
 Tensor max_pool_backward(const Tensor& grad_out, const Tensor& self, IntArrayRef kernel,
                          IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
                          bool ceil_mode, const Tensor& indices) {
   check_operands("max_pool2d_with_indices_backward", {grad_out, self, indices});
   Tensor meta = at::max_pool2d_with_indices_backward(to_meta(grad_out), to_meta(self), kernel, stride,
                                                      padding, dilation, ceil_mode, to_meta(indices));
+  (void)meta;  // the meta call checked the arguments
   Tensor in4 = as_4d(self), g4 = as_4d(grad_out), i4 = as_4d(indices);
+  Window g = window(in4, kernel, stride, padding, dilation, g4);
+  if (g4.numel() > 0 && g.sh > g.dh * (g.kh - 1) && g.sw > g.dw * (g.kw - 1)) {
+    Tensor grad = disjoint_windows_grad(g4, i4, in4, g);
+    return self.dim() == 3 ? grad.squeeze(0) : grad;
+  }
   Tensor grad = at::zeros(in4.sizes(), grad_out.options());
   if (g4.numel() > 0) {
     int64_t plane = in4.size(2) * in4.size(3);
     Tensor base = at::arange(in4.size(0) * in4.size(1), indices.options()).view({in4.size(0), in4.size(1), 1, 1}) * plane;
     grad.put_((base + i4).reshape({-1}), g4.reshape({-1}), true);
   }
-  (void)meta;  // the meta call checked the arguments
   return self.dim() == 3 ? grad.squeeze(0) : grad;
 }
 

@@ -462,9 +462,20 @@ struct Renderer {
     if (entry && k.prologue)
       line(1, "if (start == 0) loom_prologue(bufs, 0, " +
                   std::to_string(k.prologue->var_size.empty() ? 1 : k.prologue->var_size[0]) + "LL);");
+    // NOTE [Restrict]: a parameter in another allocation than the output cannot alias it,
+    // and says so, so that the compiler may keep loads (and what they feed: a batch norm's
+    // per-channel scale) out of loops that store. Parameters are the same allocation only
+    // when they are the same Memory; the output without such a twin is restrict too.
+    auto same_mem = [&](size_t p) {
+      return !k.params[0] || !k.params[p] || k.params[p] == k.params[0];
+    };
+    bool out_alone = true;
+    for (size_t p = 1; p < k.params.size(); ++p) out_alone &= !same_mem(p);
     for (size_t p = 0; p < k.params.size(); ++p) {
       std::string t = c_storage_type(k.param_dtype[p]);
-      line(1, t + "* p" + std::to_string(p) + " = (" + t + "*)bufs[" + std::to_string(p) + "];");
+      const bool restrict = p == 0 ? out_alone && k.params[0] : !same_mem(p);
+      line(1, t + "*" + (restrict ? " restrict" : "") + " p" + std::to_string(p) + " = (" + t +
+                  "*)bufs[" + std::to_string(p) + "];");
     }
     line(1, "int64_t* fault = (int64_t*)bufs[" + std::to_string(k.params.size()) + "];");
     if (k.out_dyn >= 0 && !k.checks.empty() && !k.check_in_reduce) {

@@ -2,10 +2,13 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 #include <stdexcept>
 #include <string>
+
+#include "runtime/thread_pool.h"
 
 namespace loom {
 
@@ -22,6 +25,10 @@ using Dgemm = void (*)(int, int, int, int, int, int, double, const double*, int,
 struct Blas {
   Sgemm sgemm = nullptr;
   Dgemm dgemm = nullptr;
+  // See NOTE [BLAS threads]: set when one call can be made single-threaded.
+  bool serial_calls = false;
+  int (*omp_get_max_threads)() = nullptr;
+  void (*omp_set_num_threads)(int) = nullptr;
 };
 
 const Blas& blas() {
@@ -34,12 +41,63 @@ const Blas& blas() {
     r.sgemm = reinterpret_cast<Sgemm>(dlsym(h, "cblas_sgemm"));
     r.dgemm = reinterpret_cast<Dgemm>(dlsym(h, "cblas_dgemm"));
     if (!r.sgemm || !r.dgemm) throw std::runtime_error("loom: " + lib + " has no cblas_?gemm");
+    // OpenBLAS says how it was built: 0 sequential, 1 pthreads, 2 OpenMP. The OpenMP
+    // functions resolve through the library's dependencies.
+    auto parallel = reinterpret_cast<int (*)()>(dlsym(h, "openblas_get_parallel"));
+    int kind = parallel ? parallel() : -1;
+    r.omp_get_max_threads = reinterpret_cast<int (*)()>(dlsym(h, "omp_get_max_threads"));
+    r.omp_set_num_threads = reinterpret_cast<void (*)(int)>(dlsym(h, "omp_set_num_threads"));
+    r.serial_calls = kind == 0 || (kind == 2 && r.omp_get_max_threads && r.omp_set_num_threads);
     return r;
   }();
   return b;
 }
 
+struct BatchState {
+  DType t;
+  bool ta, tb;
+  int64_t m, n, k, lda, ldb, ldc, blocks, rows;
+  const std::vector<GemmJob>* jobs;
+};
+
+// Tasks [s, e) of a batch: task i is row block i % blocks of job i / blocks.
+void batch_tasks(char** bufs, int64_t s, int64_t e) {
+  const BatchState& st = *reinterpret_cast<const BatchState*>(bufs[0]);
+  const Blas& l = blas();
+  const int before = l.omp_get_max_threads ? l.omp_get_max_threads() : 1;
+  if (before != 1) l.omp_set_num_threads(1);
+  const int64_t size = itemsize(st.t);
+  for (int64_t i = s; i < e; ++i) {
+    const GemmJob& j = (*st.jobs)[size_t(i / st.blocks)];
+    const int64_t r0 = (i % st.blocks) * st.rows, r1 = std::min(st.m, r0 + st.rows);
+    // Rows r0.. of op(A): row r0 of a stored A, or column r0 of a stored A^T.
+    const char* a = static_cast<const char*>(j.a) + (st.ta ? r0 : r0 * st.lda) * size;
+    char* c = static_cast<char*>(j.c) + r0 * st.ldc * size;
+    gemm(st.t, st.ta, st.tb, r1 - r0, st.n, st.k, 1.0, a, st.lda, j.b, st.ldb, 0.0, c, st.ldc);
+  }
+  if (before != 1) l.omp_set_num_threads(before);
+}
+
 }  // namespace
+
+void gemm_batch(DType t, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+                int64_t lda, int64_t ldb, int64_t ldc, const std::vector<GemmJob>& jobs) {
+  const int threads = num_threads();
+  if (!blas().serial_calls || threads == 1) {
+    for (const GemmJob& j : jobs)
+      gemm(t, trans_a, trans_b, m, n, k, 1.0, j.a, lda, j.b, ldb, 0.0, j.c, ldc);
+    return;
+  }
+  // Enough tasks to balance (a few per thread), none thinner than 32 rows; a task of
+  // under ~64K multiply-adds costs less than handing it to another thread.
+  const int64_t count = int64_t(jobs.size());
+  int64_t blocks = 1;
+  while (count * blocks < 4 * threads && m / (2 * blocks) >= 32) blocks *= 2;
+  BatchState st{t, trans_a, trans_b, m, n, k, lda, ldb, ldc, blocks, (m + blocks - 1) / blocks, &jobs};
+  char* bufs[1] = {reinterpret_cast<char*>(&st)};
+  const int64_t per_task = std::max<int64_t>(1, st.rows * n * k);
+  run_parallel(batch_tasks, bufs, count * blocks, std::max<int64_t>(1, (int64_t(1) << 16) / per_task));
+}
 
 void gemm(DType t, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha,
           const void* a, int64_t lda, const void* b, int64_t ldb, double beta, void* c,

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "core/dtype.h"
 
@@ -13,5 +14,24 @@ namespace loom {
 void gemm(DType t, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha,
           const void* a, int64_t lda, const void* b, int64_t ldb, double beta, void* c,
           int64_t ldc);
+
+// One product of a batch: its operands and result (layouts are the batch's).
+struct GemmJob {
+  const void* a;
+  const void* b;
+  void* c;
+};
+
+// NOTE [BLAS threads]: Loom runs products on its own thread pool, splitting a batch (and
+// the rows of its results) into single-threaded BLAS calls, so that the many small
+// products of a convolution or of attention heads do not each fork and join BLAS's
+// threads, and so that their speed does not depend on torch.set_num_threads: OpenMP
+// OpenBLAS shares the process's OpenMP runtime with torch, and takes its thread count from
+// the calling thread's OpenMP setting. A call is single-threaded when the BLAS is
+// sequential, or OpenMP OpenBLAS with the calling thread's OpenMP thread count set to 1
+// around the call (a per-thread setting, restored after). Any other BLAS gets the batch in
+// order on the calling thread, with its own threads.
+void gemm_batch(DType t, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+                int64_t lda, int64_t ldb, int64_t ldc, const std::vector<GemmJob>& jobs);
 
 }  // namespace loom
