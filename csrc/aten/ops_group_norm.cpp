@@ -18,7 +18,9 @@ DType acc_of(DType t) { return is_reduced_float(t) ? DType::Float32 : t; }
 NodeRef scalar(double v, DType t, const Shape& s) { return constant(Scalar::of_float(v), t, s); }
 
 // (N, C, rest...) as the view (N, G, C/G, rest...).
-Tensor grouped(const Tensor& t, int64_t group) { return t.unflatten(1, {group, t.size(1) / group}); }
+Tensor grouped(const Tensor& t, int64_t group) {
+  return t.unflatten(1, {group, t.size(1) / group});
+}
 
 std::vector<int> group_axes(int64_t rank5) {
   std::vector<int> axes;
@@ -54,11 +56,13 @@ NodeRef squeeze_to(const NodeRef& v, const Shape& to, const std::vector<int>& ke
 }
 
 void check_args(const Tensor& input, int64_t n, int64_t c, int64_t hxw, int64_t group) {
-  TORCH_CHECK(group > 0 && c % group == 0, "Expected number of channels in input to be divisible by ",
+  TORCH_CHECK(group > 0 && c % group == 0,
+              "Expected number of channels in input to be divisible by ",
               "num_groups, but got input of shape ", input.sizes(), " and num_groups=", group);
-  TORCH_CHECK(input.dim() >= 2 && input.size(0) == n && input.size(1) == c && input.numel() == n * c * hxw,
-              "Expected input of shape (", n, ", ", c, ", ...) with ", hxw, " elements per channel, got ",
-              input.sizes());
+  TORCH_CHECK(
+      input.dim() >= 2 && input.size(0) == n && input.size(1) == c && input.numel() == n * c * hxw,
+      "Expected input of shape (", n, ", ", c, ", ...) with ", hxw, " elements per channel, got ",
+      input.sizes());
 }
 
 std::tuple<Tensor, Tensor, Tensor> group_norm(const Tensor& input, const OptTensor& weight,
@@ -68,8 +72,8 @@ std::tuple<Tensor, Tensor, Tensor> group_norm(const Tensor& input, const OptTens
   check_args(input, n, c, hxw, group);
   check_dtype("GroupNormKernelImpl", input.scalar_type(), {at::kFloat, at::kDouble, at::kBFloat16});
   for (const OptTensor& p : {weight, bias})
-    TORCH_CHECK(!has(p) || (p->dim() == 1 && p->numel() == c), "Expected weight and bias to be of size ",
-                c, " but got ", p->sizes());
+    TORCH_CHECK(!has(p) || (p->dim() == 1 && p->numel() == c),
+                "Expected weight and bias to be of size ", c, " but got ", p->sizes());
   Tensor out = empty_loom(input.sizes(), input.scalar_type(), input.suggest_memory_format());
   Tensor mean = empty_loom({n, group}, input.scalar_type());
   Tensor rstd = empty_loom({n, group}, input.scalar_type());
@@ -97,8 +101,8 @@ std::tuple<Tensor, Tensor, Tensor> group_norm(const Tensor& input, const OptTens
 
 std::tuple<Tensor, Tensor, Tensor> group_norm_backward(const Tensor& grad_out, const Tensor& input,
                                                        const Tensor& mean, const Tensor& rstd,
-                                                       const OptTensor& weight, int64_t n, int64_t c,
-                                                       int64_t hxw, int64_t group,
+                                                       const OptTensor& weight, int64_t n,
+                                                       int64_t c, int64_t hxw, int64_t group,
                                                        std::array<bool, 3> mask) {
   check_operands("native_group_norm_backward", {grad_out, input, mean, rstd});
   check_args(input, n, c, hxw, group);
@@ -143,7 +147,9 @@ std::tuple<Tensor, Tensor, Tensor> group_norm_backward(const Tensor& grad_out, c
   std::vector<int> outer{0};
   for (size_t d = 3; d < s5.size(); ++d) outer.push_back(int(d));
   const Shape gd{group, c / group};
-  if (mask[1]) assign(gw.view(gd), squeeze_to(reduce(ReduceKind::Sum, binary(Op::Mul, go, xhat), outer, acc), gd, {1, 2}));
+  if (mask[1])
+    assign(gw.view(gd),
+           squeeze_to(reduce(ReduceKind::Sum, binary(Op::Mul, go, xhat), outer, acc), gd, {1, 2}));
   if (mask[2]) assign(gb.view(gd), squeeze_to(reduce(ReduceKind::Sum, go, outer, acc), gd, {1, 2}));
   return {gi, gw, gb};
 }

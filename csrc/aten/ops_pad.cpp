@@ -42,27 +42,32 @@ std::vector<NodeRef> source_coords(const Tensor& self, const Shape& out, IntArra
   return coord;
 }
 
-std::string dims_name(int64_t k) { return std::to_string(k) + "D or " + std::to_string(k + 1) + "D"; }
+std::string dims_name(int64_t k) {
+  return std::to_string(k) + "D or " + std::to_string(k + 1) + "D";
+}
 
 // The checks of the CPU kernel that has no meta function (reflection_pad2d, whose messages
 // these follow): dims, pad sizes against the input, and a result size of at least 0.
 Shape checked_sizes(const char* op, const Tensor& self, IntArrayRef pad, PadMode mode) {
   const int64_t k = int64_t(pad.size()) / 2, nd = self.dim();
-  TORCH_CHECK(int64_t(pad.size()) == 2 * k && k >= 1 && k <= 3, op, ": padding size is expected to be ", 2 * k);
+  TORCH_CHECK(int64_t(pad.size()) == 2 * k && k >= 1 && k <= 3, op,
+              ": padding size is expected to be ", 2 * k);
   bool dims_ok = nd == k + 1 || nd == k + 2;
   for (int64_t d = 1; dims_ok && d < nd; ++d) dims_ok = self.size(d) != 0;
-  TORCH_CHECK(dims_ok, dims_name(k + 1), " (batch mode) tensor expected for input, but got: ",
-              self.sizes());
+  TORCH_CHECK(dims_ok, dims_name(k + 1),
+              " (batch mode) tensor expected for input, but got: ", self.sizes());
   Shape out = shape_of(self.sizes());
   for (int64_t j = 0; j < k; ++j) {
-    int64_t d = nd - 1 - j, n = self.size(d), before = pad[size_t(2 * j)], after = pad[size_t(2 * j + 1)];
+    int64_t d = nd - 1 - j, n = self.size(d), before = pad[size_t(2 * j)],
+            after = pad[size_t(2 * j + 1)];
     if (mode == PadMode::Reflect)
-      TORCH_CHECK(before < n && after < n, "Argument #", 2 * j + 4, ": Padding size should be less than the ",
-                  "corresponding input dimension, but got: padding (", before, ", ", after, ") at dimension ", d,
-                  " of input ", nd);
+      TORCH_CHECK(before < n && after < n, "Argument #", 2 * j + 4,
+                  ": Padding size should be less than the ",
+                  "corresponding input dimension, but got: padding (", before, ", ", after,
+                  ") at dimension ", d, " of input ", nd);
     out[size_t(d)] = n + before + after;
-    TORCH_CHECK(out[size_t(d)] >= 0, "input (", self.sizes(), ") is too small. Calculated output size ",
-                out[size_t(d)], " at dimension ", d);
+    TORCH_CHECK(out[size_t(d)] >= 0, "input (", self.sizes(),
+                ") is too small. Calculated output size ", out[size_t(d)], " at dimension ", d);
   }
   return out;
 }
@@ -77,9 +82,11 @@ void check_pad_dtype(const char* op, const Tensor& self, int64_t k, PadMode mode
                        : k == 2                 ? "replication_pad2d_cpu"
                                                 : "replication_pad3d_cpu";
   if (mode == PadMode::Reflect)
-    return check_dtype(kernel, self.scalar_type(),
-                       {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16, at::kComplexFloat, at::kComplexDouble});
-  check_dtype(kernel, self.scalar_type(), {at::kFloat, at::kDouble, at::kComplexFloat, at::kComplexDouble});
+    return check_dtype(
+        kernel, self.scalar_type(),
+        {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16, at::kComplexFloat, at::kComplexDouble});
+  check_dtype(kernel, self.scalar_type(),
+              {at::kFloat, at::kDouble, at::kComplexFloat, at::kComplexDouble});
 }
 
 Tensor pad_forward(const char* op, const Tensor& self, IntArrayRef pad, PadMode mode,

@@ -39,22 +39,27 @@ Dim adaptive_dim(int64_t in, int64_t out) {
 
 NodeRef start_of(const Dim& d, const NodeRef& o) {
   const Shape& s = o->shape;
-  if (d.adaptive) return binary(Op::FloorDiv, binary(Op::Mul, o, int_const(d.in, s)), int_const(d.out, s));
+  if (d.adaptive)
+    return binary(Op::FloorDiv, binary(Op::Mul, o, int_const(d.in, s)), int_const(d.out, s));
   return binary(Op::Sub, binary(Op::Mul, o, int_const(d.stride, s)), int_const(d.pad, s));
 }
 
 // The input coordinate of window element j of output position o.
 NodeRef coord_of(const Dim& d, const NodeRef& o, const NodeRef& j) {
   const Shape& s = o->shape;
-  return binary(Op::Add, start_of(d, o), d.dilation == 1 ? j : binary(Op::Mul, j, int_const(d.dilation, s)));
+  return binary(Op::Add, start_of(d, o),
+                d.dilation == 1 ? j : binary(Op::Mul, j, int_const(d.dilation, s)));
 }
 
 NodeRef valid_of(const Dim& d, const NodeRef& o, const NodeRef& j, const NodeRef& c) {
   const Shape& s = o->shape;
-  NodeRef v = binary(Op::LogicalAnd, binary(Op::Ge, c, int_const(0, s)), binary(Op::Lt, c, int_const(d.in, s)));
+  NodeRef v = binary(Op::LogicalAnd, binary(Op::Ge, c, int_const(0, s)),
+                     binary(Op::Lt, c, int_const(d.in, s)));
   if (d.adaptive) {
-    NodeRef end = binary(Op::FloorDiv, binary(Op::Add, binary(Op::Mul, o, int_const(d.in, s)), int_const(d.in + d.out - 1, s)),
-                         int_const(d.out, s));
+    NodeRef end = binary(
+        Op::FloorDiv,
+        binary(Op::Add, binary(Op::Mul, o, int_const(d.in, s)), int_const(d.in + d.out - 1, s)),
+        int_const(d.out, s));
     v = binary(Op::LogicalAnd, v, binary(Op::Lt, j, binary(Op::Sub, end, start_of(d, o))));
   }
   return v;
@@ -81,7 +86,8 @@ Windows windows(const Tensor& x, const std::vector<Dim>& dims) {
     NodeRef c = coord_of(d, o, j);
     NodeRef v = valid_of(d, o, j, c);
     w.valid = w.valid ? binary(Op::LogicalAnd, w.valid, v) : v;
-    w.coord.push_back(binary(Op::Minimum, binary(Op::Maximum, c, int_const(0, w.shape)), int_const(d.in - 1, w.shape)));
+    w.coord.push_back(binary(Op::Minimum, binary(Op::Maximum, c, int_const(0, w.shape)),
+                             int_const(d.in - 1, w.shape)));
   }
   return w;
 }
@@ -110,7 +116,8 @@ Tensor batched(const Tensor& t, int k) { return t.dim() == k + 1 ? t.unsqueeze(0
 
 // --- max: values and flat indices within each (n, c) plane ---
 
-void max_forward(const Tensor& self, const std::vector<Dim>& dims, const Tensor& out, const Tensor& idx) {
+void max_forward(const Tensor& self, const std::vector<Dim>& dims, const Tensor& out,
+                 const Tensor& idx) {
   const int k = int(dims.size());
   Tensor x = batched(self, k);
   EngineLock lock(engine_mutex());
@@ -127,7 +134,8 @@ void max_forward(const Tensor& self, const std::vector<Dim>& dims, const Tensor&
   int64_t inner = 1;
   for (int i = k - 1; i >= 0; --i) {
     const Dim& d = dims[size_t(i)];
-    NodeRef j = binary(Op::Remainder, binary(Op::FloorDiv, lin, int_const(inner, s)), int_const(d.span, s));
+    NodeRef j =
+        binary(Op::Remainder, binary(Op::FloorDiv, lin, int_const(inner, s)), int_const(d.span, s));
     inner *= d.span;
     NodeRef c = coord_of(d, iota(DType::Int64, s, 2 + i), j);
     int64_t plane_stride = 1;
@@ -138,7 +146,8 @@ void max_forward(const Tensor& self, const std::vector<Dim>& dims, const Tensor&
   assign(batched(idx, k), flat);
 }
 
-Tensor max_backward(const char* op, const Tensor& grad_out, const Tensor& self, const Tensor& indices, int k) {
+Tensor max_backward(const char* op, const Tensor& grad_out, const Tensor& self,
+                    const Tensor& indices, int k) {
   Tensor x = batched(self, k), g = batched(grad_out, k), ix = batched(indices, k);
   EngineLock lock(engine_mutex());
   Shape gs = shape_of(g.sizes());
@@ -146,12 +155,14 @@ Tensor max_backward(const char* op, const Tensor& grad_out, const Tensor& self, 
   for (int i = 0; i < k; ++i) plane *= x.size(2 + i);
   std::vector<NodeRef> coord = {iota(DType::Int64, gs, 0), iota(DType::Int64, gs, 1)};
   if (g.numel() > 0) {
-    NodeRef flat = checked(read_tensor(ix), plane, false, false,
-                           std::string(op) + ": index {} is out of bounds for a plane of " + std::to_string(plane));
+    NodeRef flat = checked(
+        read_tensor(ix), plane, false, false,
+        std::string(op) + ": index {} is out of bounds for a plane of " + std::to_string(plane));
     int64_t inner = plane;
     for (int i = 0; i < k; ++i) {
       inner /= x.size(2 + i);
-      coord.push_back(binary(Op::Remainder, binary(Op::FloorDiv, flat, int_const(inner, gs)), int_const(x.size(2 + i), gs)));
+      coord.push_back(binary(Op::Remainder, binary(Op::FloorDiv, flat, int_const(inner, gs)),
+                             int_const(x.size(2 + i), gs)));
     }
   }
   Tensor grad = scatter_add_into(x.sizes(), grad_out.scalar_type(), g, coord);
@@ -165,8 +176,9 @@ int64_t arg3(IntArrayRef v, int i, int64_t fallback) {
   return v.size() == 1 ? v[0] : v[size_t(i)];
 }
 
-std::vector<Dim> pool3d_dims(const char* fn, const Tensor& self, IntArrayRef kernel, IntArrayRef stride,
-                             IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
+std::vector<Dim> pool3d_dims(const char* fn, const Tensor& self, IntArrayRef kernel,
+                             IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
+                             bool ceil_mode) {
   TORCH_CHECK(kernel.size() == 1 || kernel.size() == 3,
               "max_pool3d: kernel_size must either be a single int, or a tuple of three ints");
   TORCH_CHECK(stride.empty() || stride.size() == 1 || stride.size() == 3,
@@ -175,16 +187,19 @@ std::vector<Dim> pool3d_dims(const char* fn, const Tensor& self, IntArrayRef ker
               "max_pool3d: padding must either be a single int, or a tuple of three ints");
   TORCH_CHECK(dilation.size() == 1 || dilation.size() == 3,
               "max_pool3d: dilation must be either a single int, or a tuple of three ints");
-  TORCH_CHECK(self.dim() == 4 || self.dim() == 5, "non-empty 4D or 5D (batch mode) tensor expected for input");
+  TORCH_CHECK(self.dim() == 4 || self.dim() == 5,
+              "non-empty 4D or 5D (batch mode) tensor expected for input");
   int64_t k[3], s[3], p[3], d[3], in[3], out[3];
   for (int i = 0; i < 3; ++i) {
-    k[i] = arg3(kernel, i, 1), s[i] = arg3(stride, i, k[i]), p[i] = arg3(padding, i, 0), d[i] = arg3(dilation, i, 1);
+    k[i] = arg3(kernel, i, 1), s[i] = arg3(stride, i, k[i]), p[i] = arg3(padding, i, 0),
+    d[i] = arg3(dilation, i, 1);
     in[i] = self.size(self.dim() - 3 + i);
     out[i] = at::native::pooling_output_shape<int64_t>(in[i], k[i], p[i], s[i], d[i], ceil_mode);
   }
-  at::native::pool3d_shape_check(self, self.size(self.dim() - 4), int(k[0]), int(k[1]), int(k[2]), int(s[0]), int(s[1]),
-                                 int(s[2]), int(p[0]), int(p[1]), int(p[2]), int(d[0]), int(d[1]), int(d[2]), in[0],
-                                 in[1], in[2], out[0], out[1], out[2], fn);
+  at::native::pool3d_shape_check(self, self.size(self.dim() - 4), int(k[0]), int(k[1]), int(k[2]),
+                                 int(s[0]), int(s[1]), int(s[2]), int(p[0]), int(p[1]), int(p[2]),
+                                 int(d[0]), int(d[1]), int(d[2]), in[0], in[1], in[2], out[0],
+                                 out[1], out[2], fn);
   std::vector<Dim> dims;
   for (int i = 0; i < 3; ++i) dims.push_back(fixed_dim(in[i], out[i], k[i], s[i], p[i], d[i]));
   return dims;
@@ -199,8 +214,8 @@ Shape out_sizes(const Tensor& self, const std::vector<Dim>& dims) {
 std::tuple<Tensor, Tensor> max_pool3d(const Tensor& self, IntArrayRef kernel, IntArrayRef stride,
                                       IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
   check_operands("max_pool3d_with_indices", {self});
-  auto dims = pool3d_dims("max_pool3d_with_indices_out_cpu_template()", self, kernel, stride, padding, dilation,
-                          ceil_mode);
+  auto dims = pool3d_dims("max_pool3d_with_indices_out_cpu_template()", self, kernel, stride,
+                          padding, dilation, ceil_mode);
   check_dtype("max_pool3d_with_indices_cpu", self.scalar_type(), {at::kFloat, at::kDouble});
   Shape os = out_sizes(self, dims);
   Tensor out = empty_loom(os, self.scalar_type()), idx = empty_loom(os, at::kLong);
@@ -208,15 +223,16 @@ std::tuple<Tensor, Tensor> max_pool3d(const Tensor& self, IntArrayRef kernel, In
   return {out, idx};
 }
 
-Tensor max_pool3d_backward(const Tensor& grad_out, const Tensor& self, IntArrayRef kernel, IntArrayRef stride,
-                           IntArrayRef padding, IntArrayRef dilation, bool ceil_mode, const Tensor& indices) {
+Tensor max_pool3d_backward(const Tensor& grad_out, const Tensor& self, IntArrayRef kernel,
+                           IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
+                           bool ceil_mode, const Tensor& indices) {
   check_operands("max_pool3d_with_indices_backward", {grad_out, self, indices});
-  auto dims = pool3d_dims("max_pool3d_with_indices_backward_out_cpu_template()", self, kernel, stride, padding,
-                          dilation, ceil_mode);
+  auto dims = pool3d_dims("max_pool3d_with_indices_backward_out_cpu_template()", self, kernel,
+                          stride, padding, dilation, ceil_mode);
   Shape os = out_sizes(self, dims);
   TORCH_CHECK(shape_of(grad_out.sizes()) == os && shape_of(indices.sizes()) == os,
-              "max_pool3d_with_indices_backward: expected grad_output and indices of size ", IntArrayRef(os),
-              ", got ", grad_out.sizes(), " and ", indices.sizes());
+              "max_pool3d_with_indices_backward: expected grad_output and indices of size ",
+              IntArrayRef(os), ", got ", grad_out.sizes(), " and ", indices.sizes());
   return max_backward("max_pool3d_with_indices_backward", grad_out, self, indices, 3);
 }
 
@@ -225,7 +241,8 @@ Tensor max_pool3d_backward(const Tensor& grad_out, const Tensor& self, IntArrayR
 std::vector<Dim> adaptive_dims(const Tensor& self, IntArrayRef out) {
   std::vector<Dim> dims;
   const int64_t k = int64_t(out.size());
-  for (int64_t i = 0; i < k; ++i) dims.push_back(adaptive_dim(self.size(self.dim() - k + i), out[size_t(i)]));
+  for (int64_t i = 0; i < k; ++i)
+    dims.push_back(adaptive_dim(self.size(self.dim() - k + i), out[size_t(i)]));
   return dims;
 }
 
@@ -236,8 +253,10 @@ std::tuple<Tensor, Tensor> adaptive_max(const Tensor& self, IntArrayRef output_s
   auto meta = K == 2 ? at::adaptive_max_pool2d(to_meta(self), output_size)
                      : at::adaptive_max_pool3d(to_meta(self), output_size);
   Tensor out = result_like(std::get<0>(meta)), idx = result_like(std::get<1>(meta));
-  if (K == 2) check_dtype(op, self.scalar_type(), {at::kFloat, at::kDouble, at::kBFloat16});
-  else check_dtype("adaptive_max_pool3d_cpu", self.scalar_type(), {at::kFloat, at::kDouble});
+  if (K == 2)
+    check_dtype(op, self.scalar_type(), {at::kFloat, at::kDouble, at::kBFloat16});
+  else
+    check_dtype("adaptive_max_pool3d_cpu", self.scalar_type(), {at::kFloat, at::kDouble});
   if (out.numel() > 0) max_forward(self, adaptive_dims(self, output_size), out, idx);
   return {out, idx};
 }
@@ -246,8 +265,10 @@ template <int K>
 Tensor adaptive_max_backward(const Tensor& grad_out, const Tensor& self, const Tensor& indices) {
   const char* op = K == 2 ? "adaptive_max_pool2d_backward" : "adaptive_max_pool3d_backward";
   check_operands(op, {grad_out, self, indices});
-  if (K == 2) (void)at::adaptive_max_pool2d_backward(to_meta(grad_out), to_meta(self), to_meta(indices));
-  else (void)at::adaptive_max_pool3d_backward(to_meta(grad_out), to_meta(self), to_meta(indices));
+  if (K == 2)
+    (void)at::adaptive_max_pool2d_backward(to_meta(grad_out), to_meta(self), to_meta(indices));
+  else
+    (void)at::adaptive_max_pool3d_backward(to_meta(grad_out), to_meta(self), to_meta(indices));
   return max_backward(op, grad_out, self, indices, K);
 }
 
@@ -263,11 +284,14 @@ NodeRef avg_divisor(const std::vector<Dim>& dims, const Shape& s, bool count_inc
     const Dim& d = dims[i];
     NodeRef o = iota(DType::Int64, s, int(2 + i)), start = start_of(d, o), len;
     if (d.adaptive) {
-      NodeRef end = binary(Op::FloorDiv, binary(Op::Add, binary(Op::Mul, o, int_const(d.in, s)), int_const(d.in + d.out - 1, s)),
-                           int_const(d.out, s));
+      NodeRef end = binary(
+          Op::FloorDiv,
+          binary(Op::Add, binary(Op::Mul, o, int_const(d.in, s)), int_const(d.in + d.out - 1, s)),
+          int_const(d.out, s));
       len = binary(Op::Sub, end, start);
     } else {
-      NodeRef end = binary(Op::Minimum, binary(Op::Add, start, int_const(d.span, s)), int_const(d.in + d.pad, s));
+      NodeRef end = binary(Op::Minimum, binary(Op::Add, start, int_const(d.span, s)),
+                           int_const(d.in + d.pad, s));
       len = count_include_pad ? binary(Op::Sub, end, start)
                               : binary(Op::Sub, binary(Op::Minimum, end, int_const(d.in, s)),
                                        binary(Op::Maximum, start, int_const(0, s)));
@@ -277,8 +301,8 @@ NodeRef avg_divisor(const std::vector<Dim>& dims, const Shape& s, bool count_inc
   return cast(div, acc);
 }
 
-void avg_forward(const Tensor& self, const std::vector<Dim>& dims, const Tensor& out, bool count_include_pad,
-                 c10::optional<int64_t> divisor_override) {
+void avg_forward(const Tensor& self, const std::vector<Dim>& dims, const Tensor& out,
+                 bool count_include_pad, c10::optional<int64_t> divisor_override) {
   const int k = int(dims.size());
   Tensor x = batched(self, k);
   EngineLock lock(engine_mutex());
@@ -288,11 +312,12 @@ void avg_forward(const Tensor& self, const std::vector<Dim>& dims, const Tensor&
   NodeRef sum = drop_windows(reduce(ReduceKind::Sum, v, window_axes(k), acc), k);
   // An integer average divides with truncation, as the CPU's.
   Op div = is_floating(acc) ? Op::Div : Op::TruncDiv;
-  assign(batched(out, k), binary(div, sum, avg_divisor(dims, sum->shape, count_include_pad, divisor_override, acc)));
+  assign(batched(out, k),
+         binary(div, sum, avg_divisor(dims, sum->shape, count_include_pad, divisor_override, acc)));
 }
 
-Tensor avg_backward(const Tensor& grad_out, const Tensor& self, const std::vector<Dim>& dims, bool count_include_pad,
-                    c10::optional<int64_t> divisor_override) {
+Tensor avg_backward(const Tensor& grad_out, const Tensor& self, const std::vector<Dim>& dims,
+                    bool count_include_pad, c10::optional<int64_t> divisor_override) {
   const int k = int(dims.size());
   Tensor x = batched(self, k), g = batched(grad_out, k);
   EngineLock lock(engine_mutex());
@@ -303,7 +328,8 @@ Tensor avg_backward(const Tensor& grad_out, const Tensor& self, const std::vecto
     return self.dim() == k + 1 ? z.squeeze(0) : z;
   }
   Shape gs = shape_of(g.sizes());
-  NodeRef per = binary(Op::Div, cast(read_tensor(g), acc), avg_divisor(dims, gs, count_include_pad, divisor_override, acc));
+  NodeRef per = binary(Op::Div, cast(read_tensor(g), acc),
+                       avg_divisor(dims, gs, count_include_pad, divisor_override, acc));
   IndexMap spread;  // (N, C, O...) broadcast over the window dims
   spread.offs.assign(gs.size(), 0);
   for (size_t j = 0; j < w.shape.size(); ++j) {
@@ -316,45 +342,51 @@ Tensor avg_backward(const Tensor& grad_out, const Tensor& self, const std::vecto
   return self.dim() == k + 1 ? grad.squeeze(0) : grad;
 }
 
-std::vector<Dim> avg3d_dims(const Tensor& self, const Tensor& meta_out, IntArrayRef kernel, IntArrayRef stride,
-                            IntArrayRef padding) {
+std::vector<Dim> avg3d_dims(const Tensor& self, const Tensor& meta_out, IntArrayRef kernel,
+                            IntArrayRef stride, IntArrayRef padding) {
   std::vector<Dim> dims;
   for (int i = 0; i < 3; ++i) {
     int64_t k = arg3(kernel, i, 1);
-    dims.push_back(fixed_dim(self.size(self.dim() - 3 + i), meta_out.size(meta_out.dim() - 3 + i), k,
-                             arg3(stride, i, k), arg3(padding, i, 0), 1));
+    dims.push_back(fixed_dim(self.size(self.dim() - 3 + i), meta_out.size(meta_out.dim() - 3 + i),
+                             k, arg3(stride, i, k), arg3(padding, i, 0), 1));
   }
   return dims;
 }
 
-Tensor avg_pool3d(const Tensor& self, IntArrayRef kernel, IntArrayRef stride, IntArrayRef padding, bool ceil_mode,
-                  bool count_include_pad, c10::optional<int64_t> divisor_override) {
+Tensor avg_pool3d(const Tensor& self, IntArrayRef kernel, IntArrayRef stride, IntArrayRef padding,
+                  bool ceil_mode, bool count_include_pad, c10::optional<int64_t> divisor_override) {
   check_operands("avg_pool3d", {self});
-  Tensor meta = at::avg_pool3d(to_meta(self), kernel, stride, padding, ceil_mode, count_include_pad, divisor_override);
+  Tensor meta = at::avg_pool3d(to_meta(self), kernel, stride, padding, ceil_mode, count_include_pad,
+                               divisor_override);
   check_dtype("avg_pool3d_out_frame", self.scalar_type(), {at::kFloat, at::kDouble, at::kLong});
   Tensor out = result_like(meta);
-  if (out.numel() > 0) avg_forward(self, avg3d_dims(self, meta, kernel, stride, padding), out, count_include_pad, divisor_override);
+  if (out.numel() > 0)
+    avg_forward(self, avg3d_dims(self, meta, kernel, stride, padding), out, count_include_pad,
+                divisor_override);
   return out;
 }
 
-Tensor avg_pool3d_backward(const Tensor& grad_out, const Tensor& self, IntArrayRef kernel, IntArrayRef stride,
-                           IntArrayRef padding, bool ceil_mode, bool count_include_pad,
-                           c10::optional<int64_t> divisor_override) {
+Tensor avg_pool3d_backward(const Tensor& grad_out, const Tensor& self, IntArrayRef kernel,
+                           IntArrayRef stride, IntArrayRef padding, bool ceil_mode,
+                           bool count_include_pad, c10::optional<int64_t> divisor_override) {
   check_operands("avg_pool3d_backward", {grad_out, self});
-  (void)at::avg_pool3d_backward(to_meta(grad_out), to_meta(self), kernel, stride, padding, ceil_mode,
-                                count_include_pad, divisor_override);
-  Tensor meta = at::avg_pool3d(to_meta(self), kernel, stride, padding, ceil_mode, count_include_pad, divisor_override);
-  return avg_backward(grad_out, self, avg3d_dims(self, meta, kernel, stride, padding), count_include_pad,
-                      divisor_override);
+  (void)at::avg_pool3d_backward(to_meta(grad_out), to_meta(self), kernel, stride, padding,
+                                ceil_mode, count_include_pad, divisor_override);
+  Tensor meta = at::avg_pool3d(to_meta(self), kernel, stride, padding, ceil_mode, count_include_pad,
+                               divisor_override);
+  return avg_backward(grad_out, self, avg3d_dims(self, meta, kernel, stride, padding),
+                      count_include_pad, divisor_override);
 }
 
 void check_adaptive_avg3d(const Tensor& self, IntArrayRef output_size) {
   TORCH_CHECK(output_size.size() == 3, "adaptive_avg_pool3d: output_size must be 3");
-  TORCH_CHECK(self.dim() == 4 || self.dim() == 5, "adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got ",
-              self.sizes());
+  TORCH_CHECK(self.dim() == 4 || self.dim() == 5,
+              "adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got ", self.sizes());
   for (int64_t i = 1; i < self.dim(); ++i)
-    TORCH_CHECK(self.size(i) > 0, "adaptive_avg_pool3d(): Expected input to have non-zero size for non-batch ",
-                "dimensions, but input has sizes ", self.sizes(), " with dimension ", i, " being empty");
+    TORCH_CHECK(self.size(i) > 0,
+                "adaptive_avg_pool3d(): Expected input to have non-zero size for non-batch ",
+                "dimensions, but input has sizes ", self.sizes(), " with dimension ", i,
+                " being empty");
 }
 
 Tensor adaptive_avg3d(const Tensor& self, IntArrayRef os) {
@@ -372,8 +404,9 @@ Tensor adaptive_avg3d_backward(const Tensor& grad_out, const Tensor& self) {
   std::vector<int64_t> os(grad_out.sizes().end() - 3, grad_out.sizes().end());
   check_adaptive_avg3d(self, os);
   std::vector<Dim> dims = adaptive_dims(self, os);
-  TORCH_CHECK(shape_of(grad_out.sizes()) == out_sizes(self, dims), "_adaptive_avg_pool3d_backward: grad_output of size ",
-              grad_out.sizes(), " does not match the input ", self.sizes());
+  TORCH_CHECK(shape_of(grad_out.sizes()) == out_sizes(self, dims),
+              "_adaptive_avg_pool3d_backward: grad_output of size ", grad_out.sizes(),
+              " does not match the input ", self.sizes());
   return avg_backward(grad_out, self, dims, true, c10::nullopt);
 }
 

@@ -1,8 +1,8 @@
 // Interpolation (upsample_*) forward and backward: nearest, nearest-exact, linear, bilinear,
 // trilinear, bicubic. Each spatial output coordinate reads one (nearest), two (linear) or
-// four (cubic) input coordinates along its dim, computed by index arithmetic with the CPU kernel's float
-// formulas, so the forward is a fused gather; the backward adds each gradient, weighted,
-// into the elements it read from. The .vec overloads are composites over these in 1.13.
+// four (cubic) input coordinates along its dim, computed by index arithmetic with the CPU kernel's
+// float formulas, so the forward is a fused gather; the backward adds each gradient, weighted, into
+// the elements it read from. The .vec overloads are composites over these in 1.13.
 #include <ATen/native/UpSample.h>
 #include <torch/library.h>
 
@@ -37,10 +37,12 @@ NodeRef nearest_source(const NodeRef& o, int64_t in, int64_t out, OptScale scale
   if (!exact && out == 2 * in) return binary(Op::FloorDiv, o, int_const(2, s));
   double k = scale_value(scale, in, out, DType::Float32);
   // nearest: floorf(float(o) * k); exact: floorf(float((double(o) + 0.5) * k)).
-  NodeRef x = exact ? cast(binary(Op::Mul, binary(Op::Add, cast(o, DType::Float64), f_const(0.5, DType::Float64, s)),
-                                  f_const(k, DType::Float64, s)),
-                           DType::Float32)
-                    : binary(Op::Mul, cast(o, DType::Float32), f_const(k, DType::Float32, s));
+  NodeRef x =
+      exact ? cast(binary(Op::Mul,
+                          binary(Op::Add, cast(o, DType::Float64), f_const(0.5, DType::Float64, s)),
+                          f_const(k, DType::Float64, s)),
+                   DType::Float32)
+            : binary(Op::Mul, cast(o, DType::Float32), f_const(k, DType::Float32, s));
   NodeRef i = cast(unary(Op::Floor, x), DType::Int64);
   return binary(Op::Minimum, i, int_const(in - 1, s));
 }
@@ -54,7 +56,8 @@ struct Taps {
 double area_scale(int64_t in, int64_t out, bool align_corners, OptScale scale, DType acc) {
   if (!align_corners) return scale_value(scale, in, out, acc);
   if (out <= 1) return 0.0;
-  return acc == DType::Float32 ? double(float(in - 1) / float(out - 1)) : double(in - 1) / double(out - 1);
+  return acc == DType::Float32 ? double(float(in - 1) / float(out - 1))
+                               : double(in - 1) / double(out - 1);
 }
 
 // area_pixel_compute_source_index: the real input coordinate of output coordinate o.
@@ -62,8 +65,9 @@ NodeRef area_source(const NodeRef& o, double ratio, bool align_corners, bool cub
   const Shape& s = o->shape;
   NodeRef x = cast(o, acc);
   if (align_corners) return binary(Op::Mul, f_const(ratio, acc, s), x);
-  NodeRef real = binary(Op::Sub, binary(Op::Mul, f_const(ratio, acc, s), binary(Op::Add, x, f_const(0.5, acc, s))),
-                        f_const(0.5, acc, s));
+  NodeRef real = binary(
+      Op::Sub, binary(Op::Mul, f_const(ratio, acc, s), binary(Op::Add, x, f_const(0.5, acc, s))),
+      f_const(0.5, acc, s));
   return cubic ? real : binary(Op::Maximum, real, f_const(0, acc, s));
 }
 
@@ -71,10 +75,12 @@ Taps linear_taps(const NodeRef& o, int64_t in, int64_t out, bool align_corners, 
                  DType acc) {
   const Shape& s = o->shape;
   if (out == in) return {{o, o}, {f_const(1, acc, s), f_const(0, acc, s)}};
-  NodeRef real = area_source(o, area_scale(in, out, align_corners, scale, acc), align_corners, false, acc);
+  NodeRef real =
+      area_source(o, area_scale(in, out, align_corners, scale, acc), align_corners, false, acc);
   // compute_source_index_and_lambda: i0 = trunc(real), l1 = real - i0 (unclamped). real is
   // in [0, in - 1] for any valid size and scale; the clamp only keeps the gather in bounds.
-  NodeRef i0 = binary(Op::Minimum, binary(Op::Maximum, cast(real, DType::Int64), int_const(0, s)), int_const(in - 1, s));
+  NodeRef i0 = binary(Op::Minimum, binary(Op::Maximum, cast(real, DType::Int64), int_const(0, s)),
+                      int_const(in - 1, s));
   NodeRef l1 = binary(Op::Sub, real, cast(i0, acc));
   NodeRef i1 = binary(Op::Add, i0, cast(binary(Op::Lt, i0, int_const(in - 1, s)), DType::Int64));
   return {{i0, i1}, {binary(Op::Sub, f_const(1, acc, s), l1), l1}};
@@ -82,9 +88,11 @@ Taps linear_taps(const NodeRef& o, int64_t in, int64_t out, bool align_corners, 
 
 // Bicubic: four taps at floor(real) - 1 .. + 2, clamped into the input (the CPU's bounded
 // access), weighted by the cubic convolution kernel with A = -0.75.
-Taps cubic_taps(const NodeRef& o, int64_t in, int64_t out, bool align_corners, OptScale scale, DType acc) {
+Taps cubic_taps(const NodeRef& o, int64_t in, int64_t out, bool align_corners, OptScale scale,
+                DType acc) {
   const Shape& s = o->shape;
-  NodeRef real = area_source(o, area_scale(in, out, align_corners, scale, acc), align_corners, true, acc);
+  NodeRef real =
+      area_source(o, area_scale(in, out, align_corners, scale, acc), align_corners, true, acc);
   NodeRef i = cast(unary(Op::Floor, real), DType::Int64);
   NodeRef t = binary(Op::Sub, real, cast(i, acc));
   const double a = -0.75;
@@ -93,7 +101,9 @@ Taps cubic_taps(const NodeRef& o, int64_t in, int64_t out, bool align_corners, O
   auto add = [](const NodeRef& x, const NodeRef& y) { return binary(Op::Add, x, y); };
   auto sub = [](const NodeRef& x, const NodeRef& y) { return binary(Op::Sub, x, y); };
   // |x| <= 1: ((A + 2) x - (A + 3)) x^2 + 1;  1 < |x| < 2: ((A x - 5A) x + 8A) x - 4A.
-  auto near = [&](const NodeRef& x) { return add(mul(mul(sub(mul(k(a + 2), x), k(a + 3)), x), x), k(1)); };
+  auto near = [&](const NodeRef& x) {
+    return add(mul(mul(sub(mul(k(a + 2), x), k(a + 3)), x), x), k(1));
+  };
   auto far = [&](const NodeRef& x) {
     return sub(mul(add(mul(sub(mul(k(a), x), k(5 * a)), x), k(8 * a)), x), k(4 * a));
   };
@@ -101,7 +111,8 @@ Taps cubic_taps(const NodeRef& o, int64_t in, int64_t out, bool align_corners, O
   Taps taps;
   taps.w = {far(add(t, k(1))), near(t), near(u), far(add(u, k(1)))};
   for (int64_t j = -1; j <= 2; ++j)
-    taps.idx.push_back(binary(Op::Minimum, binary(Op::Maximum, add(i, int_const(j, s)), int_const(0, s)),
+    taps.idx.push_back(binary(Op::Minimum,
+                              binary(Op::Maximum, add(i, int_const(j, s)), int_const(0, s)),
                               int_const(in - 1, s)));
   return taps;
 }
@@ -127,11 +138,14 @@ void for_each_term(const Spec& sp, Mode mode, bool align_corners, DType acc, Ter
     NodeRef o = iota(DType::Int64, os, int(d));
     int64_t in = sp.in[size_t(d)], out = sp.out[size_t(d)];
     OptScale scale = d < 2 ? c10::nullopt : sp.scales[size_t(d - 2)];
-    if (d < 2) base.push_back(o);
+    if (d < 2)
+      base.push_back(o);
     else if (mode == Mode::Nearest || mode == Mode::NearestExact)
       base.push_back(nearest_source(o, in, out, scale, mode == Mode::NearestExact));
-    else if (mode == Mode::Linear) taps.push_back(linear_taps(o, in, out, align_corners, scale, acc));
-    else taps.push_back(cubic_taps(o, in, out, align_corners, scale, acc));
+    else if (mode == Mode::Linear)
+      taps.push_back(linear_taps(o, in, out, align_corners, scale, acc));
+    else
+      taps.push_back(cubic_taps(o, in, out, align_corners, scale, acc));
   }
   if (taps.empty()) return term(base, NodeRef());
   // Mixed-radix count over the taps of each dim.
@@ -156,15 +170,21 @@ void check_upsample_dtype(const Tensor& self, Mode mode) {
   bool cl = (k == 2 && self.is_contiguous(at::MemoryFormat::ChannelsLast)) ||
             (k == 3 && self.is_contiguous(at::MemoryFormat::ChannelsLast3d));
   if (mode == Mode::Cubic)
-    return check_dtype("compute_indices_weights_cubic", self.scalar_type(), {at::kFloat, at::kDouble, at::kBFloat16});
+    return check_dtype("compute_indices_weights_cubic", self.scalar_type(),
+                       {at::kFloat, at::kDouble, at::kBFloat16});
   bool linear = mode == Mode::Linear;
-  std::string kernel = linear ? "compute_indices_weights_linear" : "compute_indices_weights_nearest";
-  if (cl) kernel = std::string("upsample_") + (linear ? (k == 2 ? "bilinear" : "trilinear") : "nearest") +
-                   std::to_string(k) + "d_channels_last";
-  if (linear) return check_dtype(kernel.c_str(), self.scalar_type(), {at::kFloat, at::kDouble, at::kBFloat16});
+  std::string kernel =
+      linear ? "compute_indices_weights_linear" : "compute_indices_weights_nearest";
+  if (cl)
+    kernel = std::string("upsample_") + (linear ? (k == 2 ? "bilinear" : "trilinear") : "nearest") +
+             std::to_string(k) + "d_channels_last";
+  if (linear)
+    return check_dtype(kernel.c_str(), self.scalar_type(),
+                       {at::kFloat, at::kDouble, at::kBFloat16});
   if (mode == Mode::NearestExact)
     return check_dtype(kernel.c_str(), self.scalar_type(), {at::kFloat, at::kDouble, at::kByte});
-  check_dtype(kernel.c_str(), self.scalar_type(), {at::kFloat, at::kDouble, at::kBFloat16, at::kByte});
+  check_dtype(kernel.c_str(), self.scalar_type(),
+              {at::kFloat, at::kDouble, at::kBFloat16, at::kByte});
 }
 
 Tensor upsample_forward(const Tensor& self, const Tensor& meta, const std::vector<OptScale>& scales,
@@ -196,9 +216,10 @@ Tensor upsample_backward(const Tensor& grad_out, SymSizes output_size, SymSizes 
     DType acc = acc_of(grad_out.scalar_type());
     Spec sp{in, grad_out.sizes().vec(), scales};
     NodeRef g = cast(read_tensor(grad_out), acc);
-    for_each_term(sp, mode, align_corners, acc, [&](const std::vector<NodeRef>& c, const NodeRef& w) {
-      scatter_add_at(acc_t, w ? binary(Op::Mul, g, w) : g, c);
-    });
+    for_each_term(sp, mode, align_corners, acc,
+                  [&](const std::vector<NodeRef>& c, const NodeRef& w) {
+                    scatter_add_at(acc_t, w ? binary(Op::Mul, g, w) : g, c);
+                  });
   }
   Tensor out = finish_scatter(acc_t, meta.scalar_type());
   if (meta.strides() != out.strides()) {  // channels-last grad_out gives a channels-last result
@@ -215,27 +236,33 @@ at::IntArrayRef ints(SymSizes s) { return c10::asIntArrayRefSlow(s); }
 
 Tensor nearest1d(const Tensor& self, SymSizes os, OptScale s) {
   check_operands("upsample_nearest1d", {self});
-  return upsample_forward(self, at::upsample_nearest1d(to_meta(self), ints(os), s), {s}, Mode::Nearest, false);
+  return upsample_forward(self, at::upsample_nearest1d(to_meta(self), ints(os), s), {s},
+                          Mode::Nearest, false);
 }
 Tensor nearest2d(const Tensor& self, SymSizes os, OptScale sh, OptScale sw) {
   check_operands("upsample_nearest2d", {self});
-  return upsample_forward(self, at::upsample_nearest2d(to_meta(self), ints(os), sh, sw), {sh, sw}, Mode::Nearest, false);
+  return upsample_forward(self, at::upsample_nearest2d(to_meta(self), ints(os), sh, sw), {sh, sw},
+                          Mode::Nearest, false);
 }
 Tensor nearest3d(const Tensor& self, SymSizes os, OptScale sd, OptScale sh, OptScale sw) {
   check_operands("upsample_nearest3d", {self});
-  return upsample_forward(self, at::upsample_nearest3d(to_meta(self), ints(os), sd, sh, sw), {sd, sh, sw}, Mode::Nearest, false);
+  return upsample_forward(self, at::upsample_nearest3d(to_meta(self), ints(os), sd, sh, sw),
+                          {sd, sh, sw}, Mode::Nearest, false);
 }
 Tensor nearest_exact1d(const Tensor& self, SymSizes os, OptScale s) {
   check_operands("_upsample_nearest_exact1d", {self});
-  return upsample_forward(self, at::_upsample_nearest_exact1d(to_meta(self), ints(os), s), {s}, Mode::NearestExact, false);
+  return upsample_forward(self, at::_upsample_nearest_exact1d(to_meta(self), ints(os), s), {s},
+                          Mode::NearestExact, false);
 }
 Tensor nearest_exact2d(const Tensor& self, SymSizes os, OptScale sh, OptScale sw) {
   check_operands("_upsample_nearest_exact2d", {self});
-  return upsample_forward(self, at::_upsample_nearest_exact2d(to_meta(self), ints(os), sh, sw), {sh, sw}, Mode::NearestExact, false);
+  return upsample_forward(self, at::_upsample_nearest_exact2d(to_meta(self), ints(os), sh, sw),
+                          {sh, sw}, Mode::NearestExact, false);
 }
 Tensor nearest_exact3d(const Tensor& self, SymSizes os, OptScale sd, OptScale sh, OptScale sw) {
   check_operands("_upsample_nearest_exact3d", {self});
-  return upsample_forward(self, at::_upsample_nearest_exact3d(to_meta(self), ints(os), sd, sh, sw), {sd, sh, sw}, Mode::NearestExact, false);
+  return upsample_forward(self, at::_upsample_nearest_exact3d(to_meta(self), ints(os), sd, sh, sw),
+                          {sd, sh, sw}, Mode::NearestExact, false);
 }
 
 Tensor nearest1d_bwd(const Tensor& g, SymSizes os, SymSizes is, OptScale s) {
@@ -248,7 +275,8 @@ Tensor nearest2d_bwd(const Tensor& g, SymSizes os, SymSizes is, OptScale sh, Opt
   Tensor m = at::upsample_nearest2d_backward(to_meta(g), ints(os), ints(is), sh, sw);
   return upsample_backward(g, os, is, m, {sh, sw}, Mode::Nearest, false);
 }
-Tensor nearest3d_bwd(const Tensor& g, SymSizes os, SymSizes is, OptScale sd, OptScale sh, OptScale sw) {
+Tensor nearest3d_bwd(const Tensor& g, SymSizes os, SymSizes is, OptScale sd, OptScale sh,
+                     OptScale sw) {
   check_operands("upsample_nearest3d_backward", {g});
   Tensor m = at::upsample_nearest3d_backward(to_meta(g), ints(os), ints(is), sd, sh, sw);
   return upsample_backward(g, os, is, m, {sd, sh, sw}, Mode::Nearest, false);
@@ -263,7 +291,8 @@ Tensor nearest_exact2d_bwd(const Tensor& g, SymSizes os, SymSizes is, OptScale s
   Tensor m = at::_upsample_nearest_exact2d_backward(to_meta(g), ints(os), ints(is), sh, sw);
   return upsample_backward(g, os, is, m, {sh, sw}, Mode::NearestExact, false);
 }
-Tensor nearest_exact3d_bwd(const Tensor& g, SymSizes os, SymSizes is, OptScale sd, OptScale sh, OptScale sw) {
+Tensor nearest_exact3d_bwd(const Tensor& g, SymSizes os, SymSizes is, OptScale sd, OptScale sh,
+                           OptScale sw) {
   check_operands("_upsample_nearest_exact3d_backward", {g});
   Tensor m = at::_upsample_nearest_exact3d_backward(to_meta(g), ints(os), ints(is), sd, sh, sw);
   return upsample_backward(g, os, is, m, {sd, sh, sw}, Mode::NearestExact, false);
@@ -290,32 +319,38 @@ Tensor vec3d(const Tensor& input, OptSizes output_size, Scales scales) {
 
 template <Tensor (*fn)(const Tensor&, SymSizes, SymSizes, OptScale, OptScale, OptScale)>
 Tensor vec3d_bwd(const Tensor& g, OptSizes output_size, SymSizes input_size, Scales scales) {
-  auto os = at::native::upsample::compute_output_size(ints(input_size), opt_ints(output_size), scales);
+  auto os =
+      at::native::upsample::compute_output_size(ints(input_size), opt_ints(output_size), scales);
   using at::native::upsample::get_scale_value;
-  return fn(g, c10::fromIntArrayRef(os), input_size, get_scale_value(scales, 0), get_scale_value(scales, 1),
-            get_scale_value(scales, 2));
+  return fn(g, c10::fromIntArrayRef(os), input_size, get_scale_value(scales, 0),
+            get_scale_value(scales, 1), get_scale_value(scales, 2));
 }
 
 // --- linear ---
 
 Tensor linear1d(const Tensor& self, SymSizes os, bool ac, OptScale s) {
   check_operands("upsample_linear1d", {self});
-  return upsample_forward(self, at::upsample_linear1d(to_meta(self), ints(os), ac, s), {s}, Mode::Linear, ac);
+  return upsample_forward(self, at::upsample_linear1d(to_meta(self), ints(os), ac, s), {s},
+                          Mode::Linear, ac);
 }
 Tensor bilinear2d(const Tensor& self, SymSizes os, bool ac, OptScale sh, OptScale sw) {
   check_operands("upsample_bilinear2d", {self});
-  return upsample_forward(self, at::upsample_bilinear2d(to_meta(self), ints(os), ac, sh, sw), {sh, sw}, Mode::Linear, ac);
+  return upsample_forward(self, at::upsample_bilinear2d(to_meta(self), ints(os), ac, sh, sw),
+                          {sh, sw}, Mode::Linear, ac);
 }
-Tensor trilinear3d(const Tensor& self, SymSizes os, bool ac, OptScale sd, OptScale sh, OptScale sw) {
+Tensor trilinear3d(const Tensor& self, SymSizes os, bool ac, OptScale sd, OptScale sh,
+                   OptScale sw) {
   check_operands("upsample_trilinear3d", {self});
-  return upsample_forward(self, at::upsample_trilinear3d(to_meta(self), ints(os), ac, sd, sh, sw), {sd, sh, sw}, Mode::Linear, ac);
+  return upsample_forward(self, at::upsample_trilinear3d(to_meta(self), ints(os), ac, sd, sh, sw),
+                          {sd, sh, sw}, Mode::Linear, ac);
 }
 Tensor linear1d_bwd(const Tensor& g, SymSizes os, SymSizes is, bool ac, OptScale s) {
   check_operands("upsample_linear1d_backward", {g});
   Tensor m = at::upsample_linear1d_backward(to_meta(g), ints(os), ints(is), ac, s);
   return upsample_backward(g, os, is, m, {s}, Mode::Linear, ac);
 }
-Tensor bilinear2d_bwd(const Tensor& g, SymSizes os, SymSizes is, bool ac, OptScale sh, OptScale sw) {
+Tensor bilinear2d_bwd(const Tensor& g, SymSizes os, SymSizes is, bool ac, OptScale sh,
+                      OptScale sw) {
   check_operands("upsample_bilinear2d_backward", {g});
   Tensor m = at::upsample_bilinear2d_backward(to_meta(g), ints(os), ints(is), ac, sh, sw);
   return upsample_backward(g, os, is, m, {sh, sw}, Mode::Linear, ac);
@@ -329,8 +364,8 @@ Tensor trilinear3d_bwd(const Tensor& g, SymSizes os, SymSizes is, bool ac, OptSc
 
 Tensor bicubic2d(const Tensor& self, SymSizes os, bool ac, OptScale sh, OptScale sw) {
   check_operands("upsample_bicubic2d", {self});
-  return upsample_forward(self, at::upsample_bicubic2d(to_meta(self), ints(os), ac, sh, sw), {sh, sw}, Mode::Cubic,
-                          ac);
+  return upsample_forward(self, at::upsample_bicubic2d(to_meta(self), ints(os), ac, sh, sw),
+                          {sh, sw}, Mode::Cubic, ac);
 }
 Tensor bicubic2d_bwd(const Tensor& g, SymSizes os, SymSizes is, bool ac, OptScale sh, OptScale sw) {
   check_operands("upsample_bicubic2d_backward", {g});

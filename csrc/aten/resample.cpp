@@ -3,7 +3,8 @@
 
 namespace loom::aten {
 
-void check_dtype(const char* kernel, c10::ScalarType t, std::initializer_list<c10::ScalarType> supported) {
+void check_dtype(const char* kernel, c10::ScalarType t,
+                 std::initializer_list<c10::ScalarType> supported) {
   for (c10::ScalarType s : supported)
     if (s == t) return;
   TORCH_CHECK(false, '"', kernel, "\" not implemented for '", c10::toString(t), "'");
@@ -20,7 +21,8 @@ at::Tensor zeros_for_scatter(at::IntArrayRef sizes, c10::ScalarType dtype) {
   return acc;
 }
 
-void scatter_add_at(const at::Tensor& dst, const NodeRef& value, const std::vector<NodeRef>& coord) {
+void scatter_add_at(const at::Tensor& dst, const NodeRef& value,
+                    const std::vector<NodeRef>& coord) {
   DType t = to_loom(dst.scalar_type());
   scatter(buffer_of(dst), t, storage_index(dst, coord), cast(value, t), ReduceKind::Sum);
 }

@@ -10,7 +10,8 @@ namespace loom::aten {
 
 // Raises the CPU's error when its kernel (named `kernel` in PyTorch's dispatch macro) has
 // no version for dtype t: `"kernel" not implemented for 'Half'`.
-void check_dtype(const char* kernel, c10::ScalarType t, std::initializer_list<c10::ScalarType> supported);
+void check_dtype(const char* kernel, c10::ScalarType t,
+                 std::initializer_list<c10::ScalarType> supported);
 
 // The elements of `src` at per-dim coordinates (Int64 nodes of one shape, each in range by
 // construction): a fused gather.
