@@ -482,7 +482,7 @@ struct Renderer {
     }
     line(1, "int64_t* fault = (int64_t*)bufs[" + std::to_string(k.params.size()) + "];");
     if (!k.batched && !k.slot_values.empty())  // NOTE [Scalar arguments] (launch.cpp)
-      line(1, "const int64_t* a = (const int64_t*)bufs[" +
+      line(1, "const int64_t* restrict a = (const int64_t*)bufs[" +
                   std::to_string(k.params.size() + 1) + "];");
     if (k.out_dyn >= 0 && !k.checks.empty() && !k.check_in_reduce) {
       // Every index is checked before anything is written: a fault leaves p0 untouched.
