@@ -79,7 +79,8 @@ void collapse_loops(LKernel& k);
 // inside it open, so softmax's max and sum fuse into the kernel that uses them. `level`
 // holds that loop's position among the output loops (-1: not such a reduction); `ok` is
 // false when some reduction would be recomputed for loops it does not depend on (read
-// through a broadcast along an outer loop): the scheduler then computes it separately.
+// through a broadcast along an outer loop, or nested in a reduction over a loop it does not
+// depend on): the scheduler then computes it separately.
 struct ReducePlacement {
   std::vector<int> level;
   bool ok = true;

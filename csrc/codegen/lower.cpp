@@ -322,6 +322,16 @@ ReducePlacement place_reductions(const LKernel& k) {
     if (k.is_output_var[v] && v != k.scan_var) outs.push_back(v);
   // The loop variables each node's value depends on (sources come before their users).
   std::vector<std::vector<bool>> deps(k.nodes.size(), std::vector<bool>(nv));
+  // The loop variables of the reductions around each node (users come after sources).
+  std::vector<std::vector<bool>> around(k.nodes.size(), std::vector<bool>(nv));
+  for (size_t i = k.nodes.size(); i-- > 0;) {
+    const LNode& n = k.nodes[i];
+    for (int s : n.src) {
+      for (int v = 0; v < nv; ++v) around[s][v] = around[s][v] || around[i][v];
+      if (n.op == Op::Reduce)
+        for (int v : n.vars) around[s][v] = true;
+    }
+  }
   ReducePlacement p;
   p.level.assign(k.nodes.size(), -1);
   for (size_t i = 0; i < k.nodes.size(); ++i) {
@@ -337,8 +347,11 @@ ReducePlacement place_reductions(const LKernel& k) {
     bool nested = false;
     for (int v = 0; v < nv; ++v) nested |= d[v] && !k.is_output_var[v];
     if (nested) {
-      // Inside another reduction's loop: computed per iteration of every loop around it.
+      // Inside another reduction's loop: computed per iteration of every loop around it,
+      // output loops and the loops of the reductions around it (a layer norm's row mean
+      // under a sum over a column would be recomputed for every column).
       for (int v : outs) p.ok &= bool(d[v]);
+      for (int v = 0; v < nv; ++v) p.ok &= !around[i][v] || bool(d[v]);
       continue;
     }
     int level = -1;

@@ -355,7 +355,10 @@ struct Renderer {
   bool same_expr(int a, int b, int r, int x) const {
     if (a == b) return true;
     const LNode &na = k.nodes[a], &nb = k.nodes[b];
-    if (na.op != nb.op || na.dtype != nb.dtype || na.param != nb.param || na.slot != nb.slot ||
+    const bool same_slot = na.slot == nb.slot ||
+                           (na.op == Op::Const && na.slot >= 0 && nb.slot >= 0 &&
+                            k.slot_values[size_t(na.slot)] == k.slot_values[size_t(nb.slot)]);
+    if (na.op != nb.op || na.dtype != nb.dtype || na.param != nb.param || !same_slot ||
         na.op == Op::Reduce || na.op == Op::Check || na.src.size() != nb.src.size() ||
         !(na.arg == nb.arg))
       return false;
@@ -478,6 +481,9 @@ struct Renderer {
                   "*)bufs[" + std::to_string(p) + "];");
     }
     line(1, "int64_t* fault = (int64_t*)bufs[" + std::to_string(k.params.size()) + "];");
+    if (!k.batched && !k.slot_values.empty())  // NOTE [Scalar arguments] (launch.cpp)
+      line(1, "const int64_t* restrict a = (const int64_t*)bufs[" +
+                  std::to_string(k.params.size() + 1) + "];");
     if (k.out_dyn >= 0 && !k.checks.empty() && !k.check_in_reduce) {
       // Every index is checked before anything is written: a fault leaves p0 untouched.
       int depth = open_output_loops(false);

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 
 #include "codegen/kernel.h"
 #include "core/fault.h"
@@ -12,6 +13,25 @@
 namespace loom {
 
 namespace {
+
+// NOTE [Scalar arguments]: float constants come from Python scalars that change from call
+// to call (an optimizer's bias corrections change every step, a learning-rate schedule
+// every epoch). Baked into the source, each new value would compile a new kernel; as an
+// argument slot (as in batched kernels) the source, and so the compiled kernel, is shared.
+// Float32/Float64 only: reduced floats render through their own rounding, and integers
+// take part in index arithmetic that the compiler should see as constants.
+void float_consts_as_arguments(LKernel& k) {
+  if (k.batched) return;
+  for (LNode& n : k.nodes) {
+    if (n.op != Op::Const || n.slot >= 0 || (n.dtype != DType::Float32 && n.dtype != DType::Float64))
+      continue;
+    const double d = std::get<Scalar>(n.arg).to_double();
+    int64_t bits;
+    std::memcpy(&bits, &d, sizeof bits);
+    n.slot = int(k.slot_values.size());
+    k.slot_values.push_back(bits);
+  }
+}
 
 // rows: a batched kernel's argument table, one row per store.
 void run_kernel(LKernel& k, const NodeRef& value, const std::string& what,
@@ -31,6 +51,7 @@ void run_kernel(LKernel& k, const NodeRef& value, const std::string& what,
   for (const auto& m : k.params) bufs.push_back(static_cast<char*>(m->data));
   bufs.push_back(reinterpret_cast<char*>(fault));
   if (rows) bufs.push_back(reinterpret_cast<char*>(const_cast<int64_t*>(rows->data())));
+  else if (!k.slot_values.empty()) bufs.push_back(reinterpret_cast<char*>(k.slot_values.data()));
   // The outermost output loop is split across threads; a scatter runs in order on one.
   int64_t outer = 1, inner_work = 1;
   bool first = true;
@@ -65,6 +86,7 @@ void run_store_kernel(const View& out, DType dtype, const NodeRef& value,
                       const std::shared_ptr<Memory>& out_mem) {
   if (out.numel() == 0) return;
   LKernel k = lower_store(out, dtype, value, out_mem);
+  float_consts_as_arguments(k);
   run_kernel(k, value, std::string("store ") + dtype_name(dtype) + " " + out.str());
 }
 
@@ -80,6 +102,7 @@ void run_scatter_kernel(DType dtype, const NodeRef& value, const NodeRef& index,
                         const std::shared_ptr<Memory>& out_mem) {
   if (numel(index->shape) == 0) return;
   LKernel k = lower_scatter(dtype, value, index, combine, out_mem);
+  float_consts_as_arguments(k);
   run_kernel(k, value, std::string("scatter ") + dtype_name(dtype));
 }
 
