@@ -151,8 +151,10 @@ def main():
     ap.add_argument("--update-expected", action="store_true",
                     help="rewrite expected_failures.txt from this run's failures")
     ap.add_argument("--expected", type=Path, default=EXPECTED)
-    ap.add_argument("--test-timeout", type=int, default=300, help="seconds per test")
-    ap.add_argument("--file-timeout", type=int, default=1500, help="seconds per file")
+    ap.add_argument("--test-timeout", type=int, default=900,
+                    help="seconds per test before it counts as hung (a test that makes hundreds "
+                    "of shapes compiles kernels for each: minutes with a cold cache)")
+    ap.add_argument("--file-timeout", type=int, default=2400, help="seconds per file")
     ap.add_argument("--fallback", choices=("error", "warn", "allow"), default="error",
                     help="LOOM_FALLBACK for the tests; allow shows what fails besides "
                     "missing kernels (not comparable with the expected list)")
