@@ -1,0 +1,57 @@
+"""A short tour of the engine for `make test-asan`, which runs it against the extension built
+with AddressSanitizer and UndefinedBehaviorSanitizer; `make test` runs it as it is."""
+import pytest
+import torch
+
+import loom
+
+D = loom.device
+
+
+def test_elementwise_reductions_views_and_writes():
+    a = torch.randn(37, 19)
+    x = a.to(D)
+    torch.testing.assert_close(((x * 2 - 1).exp().sum(1)).cpu(), (a * 2 - 1).exp().sum(1))
+    torch.testing.assert_close(x.t()[3:9:2].amax(0).cpu(), a.t()[3:9:2].amax(0))
+    y, b = x.clone(), a.clone()
+    for i in range(40):
+        y[i % 37, i % 19] += i
+        b[i % 37, i % 19] += i
+    y[:, 4].mul_(-1)
+    b[:, 4].mul_(-1)
+    torch.testing.assert_close(y.cpu(), b)
+    torch.testing.assert_close(torch.softmax(y, 1).cpu(), torch.softmax(b, 1))
+    torch.testing.assert_close((y @ y.t()).cpu(), b @ b.t(), rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(torch.cumsum(y, 0).cpu(), torch.cumsum(b, 0), rtol=1e-4,
+                               atol=1e-4)
+
+
+def test_indexing_and_faults():
+    a = torch.arange(60.).reshape(6, 10)
+    x = a.to(D)
+    idx = torch.tensor([5, 0, 3, 3])
+    torch.testing.assert_close(x[idx.to(D)].cpu(), a[idx])
+    torch.testing.assert_close(x.gather(1, idx.view(1, 4).expand(6, 4).to(D)).cpu(),
+                               a.gather(1, idx.view(1, 4).expand(6, 4)))
+    with pytest.raises(IndexError):
+        x[torch.tensor([7]).to(D)].cpu()
+    with pytest.raises(RuntimeError):
+        x.gather(1, torch.tensor([[10]]).to(D)).cpu()
+    torch.testing.assert_close(x.sum().cpu(), a.sum())  # still usable
+
+
+def test_training_steps():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 3))
+    model = model.to(D)
+    opt = torch.optim.Adam(model.parameters(), foreach=True)
+    x, t = torch.randn(32, 8).to(D), torch.randint(0, 3, (32,)).to(D)
+    losses = []
+    for _ in range(5):
+        opt.zero_grad()
+        loss = torch.nn.functional.cross_entropy(model(x), t)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    assert losses[-1] < losses[0]
+    assert loom.metrics()["live_buffers"] > 0
