@@ -68,11 +68,6 @@ Tensor& loss_grad_into(Tensor& out, const char* op, const Tensor& dy, const Tens
       out, at::infer_size(at::infer_size(self.sizes(), target.sizes()), dy.sizes()));
   return out;
 }
-Tensor loss_grad_result(const char* op, const Tensor& dy, const Tensor& self,
-                        const Tensor& target) {
-  Tensor out = empty_loom({0}, self.scalar_type());
-  return loss_grad_into(out, op, dy, self, target);
-}
 
 // 1 / n for a mean, else 1: the factor of every gradient element.
 double norm_of(int64_t reduction, const Tensor& self, double scale = 1.0) {
