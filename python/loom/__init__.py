@@ -141,7 +141,7 @@ if _python_rejects_loom_storages():
     _install_set_storage()
 if _python_rejects_legacy_new():
     _install_legacy_new()
-if torch.__version__ < "2":
+if _TORCH_VERSION < (2, 0):  # the storage layer that knows no PrivateUse1 storages
     from . import _storage
     _storage.install(device)
 
