@@ -42,6 +42,15 @@ void check_scalar_fits(const c10::Scalar& v, c10::ScalarType t);
 // Rejects devices other than Loom and CPU scalars, as a real device does.
 void check_operands(const char* op, std::initializer_list<at::Tensor> ts);
 
+// Whether an optional tensor argument (weight, bias ...) was given.
+inline bool has(const c10::optional<at::Tensor>& t) { return t.has_value() && t->defined(); }
+// The dtype statistics and sums accumulate in: float32 for float16/bfloat16.
+inline DType acc_of(DType t) { return is_reduced_float(t) ? DType::Float32 : t; }
+// A float constant of dtype t broadcast to shape s.
+inline NodeRef scalar(double v, DType t, const Shape& s) {
+  return constant(Scalar::of_float(v), t, s);
+}
+
 }  // namespace loom::aten
 
 namespace loom::aten {

@@ -13,9 +13,6 @@ namespace {
 using at::Tensor;
 using OptTensor = c10::optional<Tensor>;
 
-bool has(const OptTensor& t) { return t.has_value() && t->defined(); }
-DType acc_of(DType t) { return is_reduced_float(t) ? DType::Float32 : t; }
-NodeRef scalar(double v, DType t, const Shape& s) { return constant(Scalar::of_float(v), t, s); }
 
 // (N, C, rest...) as the view (N, G, C/G, rest...).
 Tensor grouped(const Tensor& t, int64_t group) {

@@ -12,7 +12,6 @@ namespace {
 
 using at::Tensor;
 
-DType acc_of(DType t) { return is_reduced_float(t) ? DType::Float32 : t; }
 
 // Writes value into the functional result or into out (resized as PyTorch does).
 Tensor& store_result(Tensor& out, const Tensor& meta, const NodeRef& value) {

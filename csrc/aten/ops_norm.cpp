@@ -13,10 +13,7 @@ namespace {
 using at::Tensor;
 using OptTensor = c10::optional<Tensor>;
 
-bool has(const OptTensor& t) { return t.has_value() && t->defined(); }
-DType acc_of(DType t) { return is_reduced_float(t) ? DType::Float32 : t; }
 
-NodeRef scalar(double v, DType t, const Shape& s) { return constant(Scalar::of_float(v), t, s); }
 
 // The mean over `axes` of v, broadcast back to v's shape.
 NodeRef mean_over(const NodeRef& v, const std::vector<int>& axes, int64_t count) {
