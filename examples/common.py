@@ -25,11 +25,6 @@ def device_of(name):
     return loom.device if name == "loom" else torch.device("cpu")
 
 
-def sync(device):
-    if device == loom.device:
-        loom.sync()
-
-
 class Progress:
     """A one-line progress bar with loss and throughput, on stderr."""
 

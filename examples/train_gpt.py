@@ -75,7 +75,6 @@ def main():
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
-        common.sync(dev)  # realize the updated parameters (README: known limits)
         bar.update(step, loss.item(), args.batch * args.context)
     bar.finish(dev, args.plot, "character GPT")
 

@@ -62,7 +62,7 @@ namespace {
 // same elements with the same strides are fine: that is an in-place op). Reductions and
 // gathers below the value read everything first, so they are not checked, as on CPU.
 void check_partial_overlap(const at::Tensor& dst, const NodeRef& value) {
-  const Node* current = buffer_of(dst).value.get();
+  const Node* current = buffer_of(dst).value().get();
   const int64_t dsize = dst.element_size();
   auto span = [](const View& v, int64_t size, int64_t& lo, int64_t& hi) {
     lo = v.offset, hi = v.offset + 1;
@@ -166,7 +166,7 @@ void check_now(const at::Tensor& index, int64_t size, bool wrap, bool index_erro
     host = index;
   } else {
     EngineLock g(engine_mutex());
-    if (!buffer_of(index).value->realized) return;
+    if (!buffer_of(index).value()->realized) return;
     const char* base = storage_bytes(index) + index.storage_offset() * index.element_size();
     host = at::from_blob(const_cast<char*>(base), index.sizes(), index.strides(),
                          index.options().device(at::kCPU))

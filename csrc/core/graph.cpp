@@ -35,7 +35,7 @@ int32_t depth_over(const Node* n, const Node* base, int32_t floor,
 
 // Sets the depth of a new write node (see Node::depth) and bounds it.
 void bound(Buffer& b) {
-  Node* w = b.value.get();
+  Node* w = b.value().get();
   const Node* base = w->src[0].get();
   std::unordered_map<const Node*, int32_t> memo;
   int32_t d = base->depth;
@@ -90,8 +90,8 @@ IndexMap broadcast_map(const Shape& from, const Shape& to) {
 
 }  // namespace
 
-Buffer::Buffer(int64_t n) : nbytes(n) {
-  value = make_node(Op::Empty, DType::UInt8, {n}, {}, int64_t(g_empty_id++));
+Buffer::Buffer(int64_t n) : nbytes(n), alive_(std::make_shared<char>()) {
+  hold(make_node(Op::Empty, DType::UInt8, {n}, {}, int64_t(g_empty_id++)));
   std::lock_guard<std::mutex> g(registry().mu);
   registry().live.insert(this);
 }
@@ -99,6 +99,11 @@ Buffer::Buffer(int64_t n) : nbytes(n) {
 Buffer::~Buffer() {
   std::lock_guard<std::mutex> g(registry().mu);
   registry().live.erase(this);
+}
+
+void Buffer::hold(NodeRef v) {
+  if (v->op == Op::Store || v->op == Op::Scatter) v->owner = alive_;
+  value_ = std::move(v);
 }
 
 std::vector<Buffer*> live_buffers() {
@@ -124,7 +129,7 @@ std::recursive_mutex& engine_mutex() {
 void set_bound_hook(void (*realize_buffer)(Buffer&)) { g_bound_hook = realize_buffer; }
 
 NodeRef read(const Buffer& b, DType dtype, const View& view) {
-  return make_node(Op::Load, dtype, view.sizes, {b.value}, view);
+  return make_node(Op::Load, dtype, view.sizes, {b.value()}, view);
 }
 
 void write(Buffer& b, DType dtype, const View& view, const NodeRef& value) {
@@ -132,14 +137,14 @@ void write(Buffer& b, DType dtype, const View& view, const NodeRef& value) {
   check(value->dtype == dtype, "write of a value whose dtype differs from the view");
   // Storing what the view already holds (`t[i] = t[i]`, the copy back of `t[i] += 1`)
   // changes nothing.
-  if (value->op == Op::Load && value->src[0] == b.value && value->view() == view) return;
-  b.value = make_node(Op::Store, dtype, {b.nbytes}, {b.value, value}, view);
+  if (value->op == Op::Load && value->src[0] == b.value() && value->view() == view) return;
+  b.hold(make_node(Op::Store, dtype, {b.nbytes}, {b.value(), value}, view));
   bound(b);
 }
 
 NodeRef gather(const Buffer& b, DType dtype, const NodeRef& index) {
   check(index->dtype == DType::Int64, "gather with a non-Int64 index");
-  return make_node(Op::Gather, dtype, index->shape, {b.value, index});
+  return make_node(Op::Gather, dtype, index->shape, {b.value(), index});
 }
 
 void scatter(Buffer& b, DType dtype, const NodeRef& index, const NodeRef& value,
@@ -148,7 +153,7 @@ void scatter(Buffer& b, DType dtype, const NodeRef& index, const NodeRef& value,
   check(index->shape == value->shape, "scatter of a value whose shape differs from the index");
   check(value->dtype == dtype, "scatter of a value whose dtype differs from the storage");
   int64_t mode = combine ? int64_t(*combine) : -1;
-  b.value = make_node(Op::Scatter, dtype, {b.nbytes}, {b.value, value, index}, mode);
+  b.hold(make_node(Op::Scatter, dtype, {b.nbytes}, {b.value(), value, index}, mode));
   bound(b);
 }
 
@@ -167,13 +172,13 @@ std::vector<NodeRef> extern_call(std::shared_ptr<ExternCall> call, std::vector<N
 
 void set_value(Buffer& b, const NodeRef& flat) {
   check(flat->shape == Shape{b.nbytes}, "set_value of a value of another size");
-  b.value = flat;
+  b.hold(flat);
 }
 
 void write_host(Buffer& b, const void* src, size_t nbytes) {
   auto mem = allocate_memory(size_t(b.nbytes));
   std::memcpy(mem->data, src, std::min(nbytes, size_t(b.nbytes)));
-  b.value = make_data(std::move(mem));
+  b.hold(make_data(std::move(mem)));
 }
 
 NodeRef constant(const Scalar& s, DType dtype, const Shape& shape) {

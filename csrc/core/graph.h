@@ -14,11 +14,23 @@ namespace loom {
 // Data, or a Store chain. A read is a Load of the value at the time of the read; a write
 // replaces `value` with Store(old value, written elements, view). Every alias of the
 // storage reads the same value, so every alias sees every write.
-struct Buffer {
+// Each write node records which buffer it was written into (Node::owner), so the scheduler
+// can tell state that a live buffer builds on from a dead one's leftovers (NOTE [Live
+// state] in schedule/fuse.cpp). The engine knows buffers by address: they are never
+// copied or moved.
+class Buffer {
+ public:
   explicit Buffer(int64_t nbytes);
   ~Buffer();
-  int64_t nbytes;
-  NodeRef value;
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  const NodeRef& value() const { return value_; }
+  void hold(NodeRef v);
+  const int64_t nbytes;
+
+ private:
+  NodeRef value_;
+  std::shared_ptr<const void> alive_;  // expires with the buffer; write nodes keep weak refs
 };
 
 // Every live buffer, for sync(): the caller holds engine_mutex().

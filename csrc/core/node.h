@@ -107,6 +107,8 @@ struct Node : std::enable_shared_from_this<Node> {
   // producers); graph.h bounds it by realizing early. A chain of writes adds nothing:
   // chains are realized in a loop.
   int32_t depth = 0;
+  // Store and Scatter: the buffer written into, alive while this does not expire.
+  std::weak_ptr<const void> owner;
   // Set once a flat value has been computed; its sources are dropped then, and the node
   // leaves the intern table (its memory is its identity from then on).
   std::shared_ptr<Memory> realized;

@@ -58,6 +58,18 @@ bool reads_each_once(const View& v) {
   return is_non_overlapping(v);
 }
 
+// NOTE [Live state]: a pending write onto existing contents (an in-place op, `copy_`, an
+// optimizer update) into a buffer that is still alive is state: the buffer's later writes
+// build on it and will need it computed. Inlined into a reader it would be computed there
+// and stay pending, so each later value (the next optimizer step over the parameter read
+// by this step's forward) would carry the whole history in its expression. Such a value
+// is stored instead, in place when nothing else reads the old contents. A fresh result (a
+// store over Empty) inlines as usual, and so does an in-place write into a buffer that has
+// died (`y = bn(x); y.relu_()` in a forward whose `y` is gone): nothing can build on it.
+bool is_live_state(const Node* flat) {
+  return flat->op == Op::Store && flat->src[0]->op != Op::Empty && !flat->owner.expired();
+}
+
 struct Fuser {
   // Keys are held alive: nodes made during fusion may otherwise die and a new node reuse
   // the address, hitting a stale entry.
@@ -70,7 +82,7 @@ struct Fuser {
   // The producer expression that a Load of `flat` through `load` can be replaced with.
   NodeRef inline_producer(const NodeRef& load) {
     const NodeRef& flat = load->src[0];
-    if (flat->op != Op::Store || budget <= 0) return nullptr;
+    if (flat->op != Op::Store || budget <= 0 || is_live_state(flat.get())) return nullptr;
     const View& sv = flat->view();
     if (flat->dtype != load->dtype) return nullptr;
     if (!is_dense_cover(sv, flat->shape[0] / itemsize(flat->dtype))) return nullptr;

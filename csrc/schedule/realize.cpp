@@ -411,24 +411,24 @@ void realize_value(const NodeRef& flat) {
 }
 
 namespace {
-const bool g_bound_installed = (set_bound_hook([](Buffer& b) { realize_value(b.value); }), true);
+const bool g_bound_installed = (set_bound_hook([](Buffer& b) { realize_value(b.value()); }), true);
 }  // namespace
 
 void realize(Buffer& b) {
   std::lock_guard<std::recursive_mutex> g(engine_mutex());
-  realize_value(b.value);
+  realize_value(b.value());
 }
 
 void realize_all() {
   std::lock_guard<std::recursive_mutex> g(engine_mutex());
   for (Buffer* b : live_buffers())
-    if (!b->value->realized && b->value->op != Op::Empty) realize_value(b->value);
+    if (!b->value()->realized && b->value()->op != Op::Empty) realize_value(b->value());
 }
 
 const void* realized_data(Buffer& b) {
   std::lock_guard<std::recursive_mutex> g(engine_mutex());
-  realize_value(b.value);
-  return b.value->realized->data;
+  realize_value(b.value());
+  return b.value()->realized->data;
 }
 
 }  // namespace loom

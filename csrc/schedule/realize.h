@@ -8,7 +8,7 @@
 
 namespace loom {
 
-// Computes the buffer's current value into memory; afterwards b.value is realized.
+// Computes the buffer's current value into memory; afterwards b.value() is realized.
 void realize(Buffer& b);
 // Computes a flat value node into memory (no-op when already realized).
 void realize_value(const NodeRef& flat);

@@ -3,6 +3,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <deque>
+#include <memory>
 #include <vector>
 
 #include "core/graph.h"
@@ -13,9 +15,10 @@ using namespace loom;
 
 namespace {
 
-Buffer make_f32(const std::vector<float>& v) {
-  Buffer b(int64_t(v.size() * 4));
-  write_host(b, v.data(), v.size() * 4);
+// A buffer holding `v` (buffers are neither copied nor moved: the engine knows them by address).
+std::unique_ptr<Buffer> make_f32(const std::vector<float>& v) {
+  auto b = std::make_unique<Buffer>(int64_t(v.size() * 4));
+  write_host(*b, v.data(), v.size() * 4);
   return b;
 }
 
@@ -36,12 +39,12 @@ TEST(Engine, FusedChainIsOneKernel) {
   const int n = 1000;
   std::vector<float> host(n);
   for (int i = 0; i < n; ++i) host[i] = float(i) * 0.01f;
-  Buffer x = make_f32(host);
+  auto x_owner = make_f32(host);
+  Buffer& x = *x_owner;
   Shape s{n};
   NodeRef v = load_all(x, s);
   // Five ops, each into its own buffer, as eager tensors would be.
-  std::vector<Buffer> tmp;
-  tmp.reserve(5);
+  std::deque<Buffer> tmp;
   NodeRef cur = v;
   Op ops[] = {Op::Mul, Op::Add, Op::Sub, Op::Mul, Op::Add};
   for (Op op : ops) {
@@ -61,7 +64,8 @@ TEST(Engine, FusedChainIsOneKernel) {
 TEST(Engine, ReduceWithPrologueIsOneKernel) {
   std::vector<float> host(12);
   for (int i = 0; i < 12; ++i) host[i] = float(i);
-  Buffer x = make_f32(host);
+  auto x_owner = make_f32(host);
+  Buffer& x = *x_owner;
   Shape s{3, 4};
   Buffer y(12 * 4);
   NodeRef v = load_all(x, s);
@@ -79,7 +83,8 @@ TEST(Engine, ReduceWithPrologueIsOneKernel) {
 
 TEST(Engine, InPlaceWriteThroughViewAndOldReader) {
   std::vector<float> host{1, 2, 3, 4};
-  Buffer a = make_f32(host);
+  auto a_owner = make_f32(host);
+  Buffer& a = *a_owner;
   // y = a * 2 recorded before a[1:] += 10: y keeps the old value.
   Buffer y(16);
   store_all(y, binary(Op::Mul, load_all(a, {4}), constant(Scalar::of_int(2), DType::Float32, {4})));
@@ -92,18 +97,20 @@ TEST(Engine, InPlaceWriteThroughViewAndOldReader) {
 }
 
 TEST(Engine, InPlaceReusesMemoryWhenUnread) {
-  Buffer a = make_f32({1, 2, 3, 4});
+  auto a_owner = make_f32({1, 2, 3, 4});
+  Buffer& a = *a_owner;
   realize(a);
-  const void* before = a.value->realized->data;
+  const void* before = a.value()->realized->data;
   write(a, DType::Float32, View::contiguous({4}),
         binary(Op::Add, load_all(a, {4}), constant(Scalar::of_int(1), DType::Float32, {4})));
   realize(a);
-  EXPECT_EQ(a.value->realized->data, before);
+  EXPECT_EQ(a.value()->realized->data, before);
   EXPECT_EQ(read_f32(a), (std::vector<float>{2, 3, 4, 5}));
 }
 
 TEST(Engine, TransposedReadAndArgmaxAndScan) {
-  Buffer a = make_f32({1, 5, 2, 7, 0, 3});  // 2x3
+  auto a_owner = make_f32({1, 5, 2, 7, 0, 3});
+  Buffer& a = *a_owner;  // 2x3
   View t{{3, 2}, {1, 3}, 0};                // transpose
   Buffer c(24);
   store_all(c, unary(Op::Neg, read(a, DType::Float32, t)));
@@ -138,7 +145,8 @@ TEST(Engine, BroadcastReduceIsComputedOnce) {
   // softmax(x) over rows built as one expression: max and sum are computed once per row,
   // before the row's loop, in the one kernel (NOTE [Hoisted reductions]).
   std::vector<float> host{1, 2, 3, 4, 0, 0, 0, 0};
-  Buffer x = make_f32(host);
+  auto x_owner = make_f32(host);
+  Buffer& x = *x_owner;
   Shape s{2, 4};
   NodeRef v = load_all(x, s);
   NodeRef m = expand(reduce(ReduceKind::Max, v, {1}, DType::Float32), s);
@@ -157,7 +165,8 @@ TEST(Engine, BroadcastReduceIsComputedOnce) {
 TEST(Engine, ColumnReduceReadByEveryRowGetsItsOwnKernel) {
   // x - x.max(0): per row it would recompute the column maxima, so they are computed apart.
   std::vector<float> host{1, 5, 3, 4, 0, 7, 0, 0};
-  Buffer x = make_f32(host);
+  auto x_owner = make_f32(host);
+  Buffer& x = *x_owner;
   Shape s{2, 4};
   NodeRef v = load_all(x, s);
   Buffer y(32);
