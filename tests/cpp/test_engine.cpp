@@ -96,6 +96,30 @@ TEST(Engine, InPlaceWriteThroughViewAndOldReader) {
   EXPECT_EQ(read_f32(y), (std::vector<float>{2, 4, 6, 8}));
 }
 
+// NOTE [Live state]: an in-place update of a live buffer read by another kernel is stored
+// (in place) on the way, so the next update builds on memory, not on its history; once
+// the buffer has died, the same update inlines into its reader.
+TEST(Engine, InPlaceWriteIntoLiveBufferIsStoredWhenRead) {
+  Shape s{4};
+  auto one = constant(Scalar::of_int(1), DType::Float32, s);
+  for (bool alive : {true, false}) {
+    auto p_owner = make_f32({1, 2, 3, 4});
+    realize(*p_owner);
+    const void* mem = p_owner->value()->realized->data;
+    store_all(*p_owner, binary(Op::Add, load_all(*p_owner, s), one));  // p += 1
+    Buffer out(16);
+    store_all(out, binary(Op::Mul, load_all(*p_owner, s), one));
+    if (!alive) p_owner.reset();
+    metrics().reset();
+    EXPECT_EQ(read_f32(out), (std::vector<float>{2, 3, 4, 5}));
+    EXPECT_EQ(metrics().kernels_run.load(), alive ? 2 : 1);
+    if (alive) {
+      ASSERT_TRUE(p_owner->value()->realized);
+      EXPECT_EQ(p_owner->value()->realized->data, mem);  // stored in place
+    }
+  }
+}
+
 TEST(Engine, InPlaceReusesMemoryWhenUnread) {
   auto a_owner = make_f32({1, 2, 3, 4});
   Buffer& a = *a_owner;
