@@ -58,18 +58,22 @@ bool reads_each_once(const View& v) {
   return is_non_overlapping(v);
 }
 
-// NOTE [Live state]: a pending write onto existing contents (an in-place op, `copy_`, an
-// optimizer update) into a buffer that is still alive is state: the buffer's later writes
-// build on it and will need it computed. Inlined into a reader it would be computed there
-// and stay pending, so each later value (the next optimizer step over the parameter read
-// by this step's forward) would carry the whole history in its expression. Such a value
-// is stored instead, in place when nothing else reads the old contents. A fresh result (a
-// store over Empty) inlines as usual, and so does an in-place write into a buffer that has
-// died (`y = bn(x); y.relu_()` in a forward whose `y` is gone): nothing can build on it.
-bool is_live_state(const Node* flat) {
-  return flat->op == Op::Store && flat->src[0]->op != Op::Empty && !flat->owner.expired();
-}
-
+// NOTE [Live state]: a pending value that will be read again is stored rather than
+// inlined into its reader (in place when nothing else reads the old contents), when
+// recomputing it in each reader costs more than a store:
+// * a write onto existing contents (an in-place op, `copy_`, an optimizer update) of a
+//   buffer that is still alive: the buffer's later writes build on it. Inlined, it would
+//   stay pending, so each later value (the next optimizer step over the parameter read by
+//   this step's forward) would carry the whole history in its expression;
+// * a result computed by reductions (pooling, softmax, a normalization's statistics) that
+//   the program still holds, or whose load some node outside this kernel also reads: each
+//   reader would compute the reductions again. A training step realized at its end reads
+//   a pooled activation in the forward and again in the backward, long after Python
+//   dropped it. (Two reads through different views are not seen; reads inside one kernel
+//   share one computation and do not count.)
+// A fresh elementwise result inlines as usual, and so does a write into a buffer that has
+// died (`y = bn(x); y.relu_()` in a forward whose `y` is gone): fusion through
+// intermediates is what laziness is for.
 struct Fuser {
   // Keys are held alive: nodes made during fusion may otherwise die and a new node reuse
   // the address, hitting a stale entry.
@@ -78,16 +82,43 @@ struct Fuser {
   int budget = kMaxFusedNodes;
   const Node* keep = nullptr;
   bool inline_broadcasts = false, inlined = false;
+  // References to each node from inside the expressions this fusion handles (the value
+  // and every producer inlined into it), and from their holders: a load referenced more
+  // often has readers elsewhere.
+  std::unordered_map<const Node*, long> internal_refs;
+  std::unordered_set<const Node*> counted;
+
+  void count_refs(const NodeRef& root, long holders) {
+    internal_refs[root.get()] += holders;
+    std::vector<const Node*> stack{root.get()};
+    while (!stack.empty()) {
+      const Node* n = stack.back();
+      stack.pop_back();
+      if (!counted.insert(n).second || n->op == Op::Load) continue;
+      for (size_t i = n->op == Op::Gather ? 1 : 0; i < n->src.size(); ++i) {
+        internal_refs[n->src[i].get()]++;
+        stack.push_back(n->src[i].get());
+      }
+    }
+  }
+
+  bool stores_rather_than_inlines(const NodeRef& load, const Node* flat, const NodeRef& value) {
+    const bool alive = !flat->owner.expired();
+    if (alive && flat->src[0]->op != Op::Empty) return true;
+    if (!has_reduction(value.get(), reduction_memo)) return false;
+    return alive || load.use_count() > internal_refs[load.get()];
+  }
 
   // The producer expression that a Load of `flat` through `load` can be replaced with.
   NodeRef inline_producer(const NodeRef& load) {
     const NodeRef& flat = load->src[0];
-    if (flat->op != Op::Store || budget <= 0 || is_live_state(flat.get())) return nullptr;
+    if (flat->op != Op::Store || budget <= 0) return nullptr;
     const View& sv = flat->view();
     if (flat->dtype != load->dtype) return nullptr;
     if (!is_dense_cover(sv, flat->shape[0] / itemsize(flat->dtype))) return nullptr;
     const NodeRef& value = flat->src[1];
     if (value->op == Op::Scan) return nullptr;
+    if (stores_rather_than_inlines(load, flat.get(), value)) return nullptr;
     // A value with reductions inside is inlined only where each element is read once:
     // otherwise its reductions would run again for every repeated read. A broadcast read
     // may be inlined when the caller checks where the reductions land (see fuse.h).
@@ -127,6 +158,7 @@ struct Fuser {
       if (flat->realized || flat.get() == keep) {
         out = n;
       } else if (NodeRef inner = inline_producer(n)) {
+        count_refs(inner, 1);
         out = visit(inner);
       } else {
         realize_value(flat);
@@ -164,10 +196,12 @@ struct Fuser {
 
 }  // namespace
 
-NodeRef fuse(const NodeRef& value, const Node* keep, bool inline_broadcasts, bool* inlined) {
+NodeRef fuse(const NodeRef& value, const Node* keep, bool inline_broadcasts, bool* inlined,
+             long holders) {
   Fuser f;
   f.keep = keep;
   f.inline_broadcasts = inline_broadcasts;
+  f.count_refs(value, holders);
   NodeRef r = f.visit(value);
   if (inlined) *inlined = f.inlined;
   return r;

@@ -127,9 +127,16 @@ void realize_store(const NodeRef& v) {
   bool inlined = false;
   NodeRef expr = fuse(v->src[1], nullptr, true, &inlined);
   if (inlined) {
-    LKernel k = lower_store(v->view(), v->dtype, expr, nullptr);
-    collapse_loops(k);
-    if (!place_reductions(k).ok) expr = fuse(v->src[1]);
+    bool placed;
+    {
+      LKernel k = lower_store(v->view(), v->dtype, expr, nullptr);
+      collapse_loops(k);
+      placed = place_reductions(k).ok;
+    }
+    if (!placed) {
+      expr.reset();  // its references would count as readers outside (NOTE [Live state])
+      expr = fuse(v->src[1]);
+    }
   }
   v->src[1] = expr;
   expr.reset();
@@ -189,7 +196,8 @@ void realize_extern(const NodeRef& n) {
   if (!call.done) {
     std::vector<ExternInput> in;
     for (size_t i = 0; i < n->src.size(); ++i) {
-      NodeRef v = fuse(n->src[i]);
+      // Every output of the call holds the inputs.
+      NodeRef v = fuse(n->src[i], nullptr, false, nullptr, long(call.out_nbytes.size()));
       if (v->op == Op::Load && v->src[0]->realized &&
           (!call.accepts || call.accepts(i, v->view()))) {
         in.push_back({v->src[0]->realized, v->view(), v->dtype});

@@ -59,3 +59,22 @@ def test_max_pool(name):
 def test_avg_pool(name):
     check(AVG[name], sample((2, 3, 7, 8), 3))
     check(AVG[name], sample((3, 7, 8), 4))
+
+
+def test_pooled_value_read_by_two_kernels_is_stored_once(fresh_metrics):
+    # NOTE [Live state]: a result of reductions that two kernels read is computed once and
+    # stored; read by one kernel, it fuses into that kernel.
+    x = torch.randn(2, 3, 8, 8)
+    xl = x.to(loom.device)
+    loom.sync()
+    loom.reset_metrics()
+    y = F.max_pool2d(xl.relu(), 2)
+    a, b = y * 2, y + 1
+    del y
+    torch.testing.assert_close(a.cpu(), F.max_pool2d(x.relu(), 2) * 2)
+    torch.testing.assert_close(b.cpu(), F.max_pool2d(x.relu(), 2) + 1)
+    assert loom.metrics()["kernels_run"] == 3  # the pool, then each reader of it
+    loom.reset_metrics()
+    c = F.max_pool2d(xl.relu(), 2) * 2
+    torch.testing.assert_close(c.cpu(), F.max_pool2d(x.relu(), 2) * 2)
+    assert loom.metrics()["kernels_run"] == 1
