@@ -13,7 +13,6 @@ import copy
 import ctypes
 import json
 import os
-import random
 import statistics
 import sys
 import tempfile
@@ -197,21 +196,22 @@ def run_item(fn, x, runs, atol):
 def compile_figures(runs=15):
     """Cold compiles of new small kernels (fresh cache directory), and cache hits."""
     old = os.environ.get("LOOM_CACHE_DIR")
-    x = torch.ones(1000).to(loom.device)
-    loom.sync()
     cold, hit = [], []
+    x = torch.ones(1 << 20).to(loom.device)
+    loom.sync()
     with tempfile.TemporaryDirectory() as d:
         os.environ["LOOM_CACHE_DIR"] = d
-        salt = random.random()
         for i in range(runs):
-            c = salt + i  # a constant no other kernel has: new source, compiled cold
+            # Strides are constants of a kernel (sizes and scalars are its arguments): a
+            # stride no other kernel has is new source, compiled cold.
+            v = x[::i + 2]
             loom.reset_metrics()
             t0 = time.perf_counter()
-            (x * c + 1).cpu()
+            (v * 3 + 1).cpu()
             cold.append((time.perf_counter() - t0) * 1e3)
             assert loom.metrics()["kernels_compiled"] == 1
             t0 = time.perf_counter()
-            (x * c + 1).cpu()  # the same kernel again: an in-memory cache hit
+            (v * 3 + 1).cpu()  # the same kernel again: an in-memory cache hit
             hit.append((time.perf_counter() - t0) * 1e3)
     if old is None:
         del os.environ["LOOM_CACHE_DIR"]

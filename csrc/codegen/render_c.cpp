@@ -481,9 +481,15 @@ struct Renderer {
                   "*)bufs[" + std::to_string(p) + "];");
     }
     line(1, "int64_t* fault = (int64_t*)bufs[" + std::to_string(k.params.size()) + "];");
-    if (!k.batched && !k.slot_values.empty())  // NOTE [Scalar arguments] (launch.cpp)
+    if (!k.batched && !k.slot_values.empty()) {  // NOTE [Scalar arguments] (launch.cpp)
       line(1, "const int64_t* restrict a = (const int64_t*)bufs[" +
                   std::to_string(k.params.size() + 1) + "];");
+      // Each argument is read once, before the loops: gcc does not vectorize a loop that
+      // reads one (a layer norm's eps and GELU's constants kept its row loop scalar).
+      scopes.emplace_back();
+      for (size_t i = 0; i < k.nodes.size(); ++i)
+        if (k.nodes[i].op == Op::Const && k.nodes[i].slot >= 0) emit(int(i), 1);
+    }
     if (k.out_dyn >= 0 && !k.checks.empty() && !k.check_in_reduce) {
       // Every index is checked before anything is written: a fault leaves p0 untouched.
       int depth = open_output_loops(false);

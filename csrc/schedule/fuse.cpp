@@ -128,6 +128,8 @@ struct Fuser {
     }
     auto map = compose_through(sv, load->view());
     if (!map) return nullptr;
+    // The producer's own expression reads what its copy here reads: not a reader elsewhere.
+    count_refs(value, 1);
     return reindex(value, load->shape, std::move(*map));
   }
 

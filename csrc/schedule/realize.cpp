@@ -197,7 +197,7 @@ void realize_extern(const NodeRef& n) {
     std::vector<ExternInput> in;
     for (size_t i = 0; i < n->src.size(); ++i) {
       // Every output of the call holds the inputs.
-      NodeRef v = fuse(n->src[i], nullptr, false, nullptr, long(call.out_nbytes.size()));
+      NodeRef v = fuse(n->src[i]);
       if (v->op == Op::Load && v->src[0]->realized &&
           (!call.accepts || call.accepts(i, v->view()))) {
         in.push_back({v->src[0]->realized, v->view(), v->dtype});

@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "codegen/kernel.h"
 #include "core/graph.h"
 #include "core/metrics.h"
 #include "schedule/realize.h"
@@ -247,4 +248,28 @@ TEST(Engine, ComplexConjAndSum) {
   // (1 - 0j)(2 - 1j)(3 - 2j) = (2 - 1j)(3 - 2j) = 4 - 7j
   EXPECT_DOUBLE_EQ(p[0], 4.0);
   EXPECT_DOUBLE_EQ(p[1], -7.0);
+}
+
+// A float constant is a kernel argument (NOTE [Scalar arguments]); it is read once before
+// the loops, since gcc does not vectorize a loop that reads one.
+TEST(Codegen, ScalarArgumentsAreReadBeforeTheLoops) {
+  auto x_owner = make_f32(std::vector<float>(64, 1.0f));
+  Shape s{8, 8};
+  NodeRef v = binary(Op::Add, binary(Op::Mul, load_all(*x_owner, s),
+                                     constant(Scalar::of_float(1.5), DType::Float32, s)),
+                     constant(Scalar::of_float(0.25), DType::Float32, s));
+  LKernel k = lower_store(View::contiguous(s), DType::Float32, v, nullptr);
+  for (LNode& n : k.nodes)  // as the launcher makes them arguments
+    if (n.op == Op::Const) {
+      n.slot = int(k.slot_values.size());
+      k.slot_values.push_back(0);
+    }
+  ASSERT_EQ(k.slot_values.size(), 2u);
+  std::string src = render_c(k);
+  size_t body = src.find("void kernel(");
+  ASSERT_NE(body, std::string::npos);
+  size_t first_loop = src.find("for (", body), last_arg = src.rfind("a[");
+  ASSERT_NE(first_loop, std::string::npos);
+  EXPECT_LT(src.find("a[0]", body), first_loop);
+  EXPECT_LT(last_arg, first_loop);
 }
