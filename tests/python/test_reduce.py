@@ -437,3 +437,31 @@ def test_equal():
     for a, b in [(x, x.double()), (torch.tensor([1]), torch.tensor([1.5])),
                  (torch.tensor([True]), torch.tensor([2])), (torch.tensor([2]), torch.tensor([2.0]))]:
         assert torch.equal(a.to(d), b.to(d)) == torch.equal(a, b)
+
+
+def special_values(dtype, seed):
+    """Rows mixing NaN, infinities, signed zeros and ties, where first-wins rules matter."""
+    g = torch.Generator().manual_seed(seed)
+    pool = torch.tensor([float("nan"), float("inf"), -float("inf"), 0.0, -0.0, 1.0, -1.0, 2.5, 2.5])
+    return pool[torch.randint(0, len(pool), (37, 9), generator=g)].to(dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("op", ["argmax", "argmin", "max", "min", "amax", "amin"])
+def test_extremes_with_nan_zeros_and_ties(dtype, op):
+    # NOTE [NaN-sticky max], NOTE [Float arg reductions]: the first NaN wins, else the first
+    # extreme; -0.0 ties with 0.0.
+    for seed in range(4):
+        x = special_values(dtype, seed)
+        for dim in (0, 1):
+            want = getattr(torch, op)(x, dim)
+            got = getattr(torch, op)(x.to(loom.device), dim)
+            if isinstance(want, tuple):
+                torch.testing.assert_close(got.values.cpu(), want.values, equal_nan=True)
+                assert torch.equal(got.indices.cpu(), want.indices)
+            elif want.dtype == torch.int64:
+                assert torch.equal(got.cpu(), want)
+            else:
+                torch.testing.assert_close(got.cpu(), want, equal_nan=True)
+        if op in ("argmax", "argmin"):
+            assert getattr(torch, op)(x.to(loom.device)).item() == getattr(torch, op)(x).item()
