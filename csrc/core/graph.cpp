@@ -15,6 +15,7 @@ namespace loom {
 namespace {
 
 std::atomic<int64_t> g_empty_id{0};
+std::atomic<uint64_t> g_buffer_serial{0};
 void (*g_bound_hook)(Buffer&) = nullptr;
 
 // The depth of `n` when loads of `base` count as leaves: a chain of writes is realized
@@ -90,7 +91,7 @@ IndexMap broadcast_map(const Shape& from, const Shape& to) {
 
 }  // namespace
 
-Buffer::Buffer(int64_t n) : nbytes(n), alive_(std::make_shared<char>()) {
+Buffer::Buffer(int64_t n) : nbytes(n), serial(g_buffer_serial++), alive_(std::make_shared<char>()) {
   hold(make_node(Op::Empty, DType::UInt8, {n}, {}, int64_t(g_empty_id++)));
   std::lock_guard<std::mutex> g(registry().mu);
   registry().live.insert(this);
@@ -107,8 +108,13 @@ void Buffer::hold(NodeRef v) {
 }
 
 std::vector<Buffer*> live_buffers() {
-  std::lock_guard<std::mutex> g(registry().mu);
-  return std::vector<Buffer*>(registry().live.begin(), registry().live.end());
+  std::vector<Buffer*> all;
+  {
+    std::lock_guard<std::mutex> g(registry().mu);
+    all.assign(registry().live.begin(), registry().live.end());
+  }
+  std::sort(all.begin(), all.end(), [](const Buffer* a, const Buffer* b) { return a->serial < b->serial; });
+  return all;
 }
 
 BufferStats buffer_stats() {

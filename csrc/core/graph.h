@@ -27,13 +27,15 @@ class Buffer {
   const NodeRef& value() const { return value_; }
   void hold(NodeRef v);
   const int64_t nbytes;
+  const uint64_t serial;  // creation order: sync() realizes buffers in it
 
  private:
   NodeRef value_;
   std::shared_ptr<const void> alive_;  // expires with the buffer; write nodes keep weak refs
 };
 
-// Every live buffer, for sync(): the caller holds engine_mutex().
+// Every live buffer, oldest first, for sync(): the caller holds engine_mutex(). A fixed
+// order keeps the schedule (which reader realizes a shared value) the same from run to run.
 std::vector<Buffer*> live_buffers();
 // How many buffers (storages) are alive and their bytes, realized or not.
 struct BufferStats {
