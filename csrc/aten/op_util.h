@@ -58,6 +58,11 @@ namespace loom::aten {
 // --- indexing: element indices into a storage, computed in Int64 ---
 
 NodeRef int_const(int64_t v, const Shape& shape);
+// Where in each pooling window (the dims `axes` of `window`, counted row-major over them,
+// kept as size 1) its maximum lies, as the CPU's pooling kernels pick it: the first
+// largest element, or, in a window holding NaNs, the last NaN (each replaces the one
+// before, where argmax keeps the first).
+NodeRef pooling_argmax(const NodeRef& window, const std::vector<int>& axes);
 // An index tensor as Int64 on Loom (a CPU index is uploaded), broadcast to `shape`.
 NodeRef index_value(const at::Tensor& index, const Shape& shape);
 // The storage element index of `self` at per-dim coordinates (Int64 nodes of one shape).

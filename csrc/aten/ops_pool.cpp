@@ -95,7 +95,7 @@ std::tuple<Tensor, Tensor> max_pool(const Tensor& self, IntArrayRef kernel, IntA
   Shape s4 = {in4.size(0), in4.size(1), g.oh, g.ow};
   DType t = to_loom(self.scalar_type());
   NodeRef m = reindex(reduce(ReduceKind::Max, v, {4, 5}, t), s4, drop_window_dims(6));
-  NodeRef lin = reindex(reduce(ReduceKind::ArgMax, v, {4, 5}, DType::Int64), s4, drop_window_dims(6));
+  NodeRef lin = reindex(pooling_argmax(v, {4, 5}), s4, drop_window_dims(6));
   NodeRef kh = binary(Op::FloorDiv, lin, int_const(g.kw, s4)), kw = binary(Op::Remainder, lin, int_const(g.kw, s4));
   NodeRef h = binary(Op::Add, binary(Op::Mul, iota(DType::Int64, s4, 2), int_const(g.sh, s4)),
                      binary(Op::Sub, binary(Op::Mul, kh, int_const(g.dh, s4)), int_const(g.ph, s4)));

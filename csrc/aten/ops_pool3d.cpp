@@ -126,7 +126,7 @@ void max_forward(const Tensor& self, const std::vector<Dim>& dims, const Tensor&
   NodeRef v = where(w.valid, gather_at(x, w.coord),
                     f_const(-std::numeric_limits<double>::infinity(), t, w.shape));
   NodeRef m = drop_windows(reduce(ReduceKind::Max, v, window_axes(k), t), k);
-  NodeRef lin = drop_windows(reduce(ReduceKind::ArgMax, v, window_axes(k), DType::Int64), k);
+  NodeRef lin = drop_windows(pooling_argmax(v, window_axes(k)), k);
   const Shape& s = m->shape;
   // Decode the window offset of the maximum (row-major over the window dims), then its
   // input coordinate, then the flat index in the plane.

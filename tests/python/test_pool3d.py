@@ -87,6 +87,17 @@ def test_max_pool3d_ties_and_inf():
     check(lambda x: F.max_pool3d(x, 2, return_indices=True), x)
 
 
+def test_max_pool3d_indices_with_nans():
+    # A window's later NaN replaces an earlier one, as in the CPU's pooling kernels.
+    g = torch.Generator().manual_seed(5)
+    pool = torch.tensor([float("nan"), 1.0, 1.0, -0.0, 0.0, -float("inf")])
+    x = pool[torch.randint(0, len(pool), (1, 2, 5, 6, 6), generator=g)]
+    v, i = F.max_pool3d(x, 2, 1, return_indices=True)
+    vl, il = F.max_pool3d(x.to(loom.device), 2, 1, return_indices=True)
+    torch.testing.assert_close(vl.cpu(), v, equal_nan=True)
+    assert torch.equal(il.cpu(), i)
+
+
 def test_pool3d_errors():
     x = sample((2, 3, 4, 4, 4), 8)
     for fn in (lambda x: F.max_pool3d(x, 5), lambda x: F.avg_pool3d(x, 5), lambda x: F.max_pool3d(x, 2, padding=2),
