@@ -182,12 +182,28 @@ Tensor isinf_fn(const Tensor& self) {
 
 // --- binary ---
 
+// Integer division by zero raises on the CPU (RuntimeError "ZeroDivisionError"). A zero
+// that is a constant raises here; a divisor that is data is checked by the kernel, and the
+// fault raises at the next realization, like an index fault.
+NodeRef nonzero_divisor(const NodeRef& d) {
+  if (d->op == Op::Const) {
+    const Scalar& c = std::get<Scalar>(d->arg);
+    TORCH_CHECK(c.is_int ? c.i != 0 : c.f != 0, "ZeroDivisionError");
+    return d;
+  }
+  static const int msg = fault_message(FaultKind::Runtime, "ZeroDivisionError");
+  return check_nonzero(d, msg);
+}
+
 NodeRef binary_value(Op op, const Tensor& a, const Tensor& b, const Shape& shape, DType result) {
   DType common = to_loom(at::result_type(a, b));
   DType compute = compute_dtype(result, common);
   check_complex_support(op, compute);
   check_supported(op, compute);
-  return binary(op, operand(a, shape, compute), operand(b, shape, compute));
+  NodeRef x = operand(a, shape, compute), y = operand(b, shape, compute);
+  const bool divides = op == Op::Remainder || op == Op::Fmod || op == Op::TruncDiv || op == Op::FloorDiv;
+  if (divides && is_integral(compute)) y = nonzero_divisor(y);
+  return binary(op, x, y);
 }
 
 NodeRef scaled(const NodeRef& v, const c10::Scalar& alpha) {

@@ -69,6 +69,13 @@ struct Renderer {
       case Op::Check: {
         const CheckArg& c = std::get<CheckArg>(n.arg);
         std::string x = emit(n.src[0], depth), size = std::to_string(c.size) + "LL";
+        if (c.nonzero) {
+          line(depth, "const " + T + " " + name + " = " + x + ";");
+          line(depth, "if (" + name + " == 0) { loom_fault(fault, " + std::to_string(n.check) +
+                          ", 0); return; }");
+          scopes.back()[id] = name;
+          return name;
+        }
         e = c.wrap ? "(" + x + " < 0 ? " + x + " + " + size + " : " + x + ")" : x;
         line(depth, "const int64_t " + name + " = " + e + ";");
         line(depth, "if ((uint64_t)" + name + " >= (uint64_t)" + size + ") { loom_fault(fault, " +

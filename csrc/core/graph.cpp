@@ -163,6 +163,11 @@ void scatter(Buffer& b, DType dtype, const NodeRef& index, const NodeRef& value,
   bound(b);
 }
 
+NodeRef check_nonzero(const NodeRef& divisor, int msg) {
+  check(is_integral(divisor->dtype), "check_nonzero of a non-integer value");
+  return make_node(Op::Check, divisor->dtype, divisor->shape, {divisor}, CheckArg{0, false, msg, true});
+}
+
 NodeRef check_index(const NodeRef& index, int64_t size, bool wrap, int msg) {
   check(index->dtype == DType::Int64, "check_index of a non-Int64 value");
   return make_node(Op::Check, DType::Int64, index->shape, {index}, CheckArg{size, wrap, msg});

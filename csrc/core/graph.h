@@ -68,6 +68,8 @@ void scatter(Buffer& b, DType dtype, const NodeRef& index, const NodeRef& value,
 // `index` (Int64) checked against [0, size), or [-size, size) wrapped to [0, size) when
 // `wrap`; a kernel meeting any other value stops and reports fault message `msg`.
 NodeRef check_index(const NodeRef& index, int64_t size, bool wrap, int msg);
+// `divisor` (an integer value) as it is, checked not to be 0 (fault message `msg`).
+NodeRef check_nonzero(const NodeRef& divisor, int msg);
 // Replaces the whole storage's value (an extern call's output, core/extern.h).
 void set_value(Buffer& b, const NodeRef& flat);
 // Host bytes as a new realized value of the whole storage.

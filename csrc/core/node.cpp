@@ -65,6 +65,7 @@ size_t hash_arg(const Arg& a) {
           mix(h, std::hash<int64_t>()(v.size));
           mix(h, v.wrap);
           mix(h, v.msg);
+          mix(h, v.nonzero);
         }
       },
       a);
@@ -220,7 +221,10 @@ std::string arg_str(const Arg& a) {
         } else if constexpr (std::is_same_v<T, std::shared_ptr<ExternArg>>) {
           os << v->call->name << "#" << v->out;
         } else if constexpr (std::is_same_v<T, CheckArg>) {
-          os << (v.wrap ? "wrap<" : "<") << v.size << " msg" << v.msg;
+          if (v.nonzero)
+            os << "!=0 msg" << v.msg;
+          else
+            os << (v.wrap ? "wrap<" : "<") << v.size << " msg" << v.msg;
         }
       },
       a);

@@ -69,14 +69,16 @@ struct ReduceArg {
   bool operator==(const ReduceArg& o) const { return kind == o.kind && axes == o.axes; }
 };
 
-// Check: an index that must lie in [0, size) (or [-size, size), wrapped, when `wrap`);
-// otherwise the kernel stops and reports fault message `msg` (core/fault.h).
+// Check: an index that must lie in [0, size) (or [-size, size), wrapped, when `wrap`),
+// or with `nonzero`, a divisor (of any integer dtype) that must not be 0; otherwise the
+// kernel stops and reports fault message `msg` (core/fault.h).
 struct CheckArg {
   int64_t size;
   bool wrap;
   int msg;
+  bool nonzero = false;
   bool operator==(const CheckArg& o) const {
-    return size == o.size && wrap == o.wrap && msg == o.msg;
+    return size == o.size && wrap == o.wrap && msg == o.msg && nonzero == o.nonzero;
   }
 };
 

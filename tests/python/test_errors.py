@@ -108,17 +108,19 @@ CASES = {
     "mean_of_long": (lambda: [z(3, dtype=torch.int64)], lambda x: x.mean()),
     "softmax_of_long": (lambda: [z(3, dtype=torch.int64)], lambda x: x.softmax(0)),
     "remainder_by_zero_long": (lambda: [z(3, dtype=torch.int64)], lambda x: x % 0),
+    # integer division by a zero that is data: found by the kernel
+    "floor_divide_by_zero_tensor": (lambda: [z(3, dtype=torch.int64)] * 2, lambda a, b: a // b),
+    "fmod_by_zero_int8": (lambda: [z(3, dtype=torch.int8)] * 2, lambda a, b: torch.fmod(a, b)),
+    "trunc_div_by_zero_int32": (lambda: [z(3, dtype=torch.int32)] * 2,
+                                lambda a, b: torch.div(a, b, rounding_mode="trunc")),
+    "inplace_remainder_by_zero": (lambda: [z(3, dtype=torch.int16)] * 2, lambda a, b: a.remainder_(b)),
     "item_of_many": (lambda: [z(3)], lambda x: x.item()),
 }
 
 # Cases where Loom's message still differs from the CPU's (its type is checked all the same).
 MESSAGE_DIFFERS = {}
 # Cases Loom does not raise for yet.
-NOT_RAISED = {
-    # CPU integer division checks every divisor in its kernel; Loom's kernels have no such
-    # check yet (they return 0, without trapping).
-    "remainder_by_zero_long": "integer division by zero is not a kernel fault yet",
-}
+NOT_RAISED = {}
 
 
 def attempt(case, device):
