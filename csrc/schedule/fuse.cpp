@@ -14,10 +14,16 @@ namespace {
 // Bounds the size of one fused expression; past it producers are realized instead.
 constexpr int kMaxFusedNodes = 256;
 
+// Entries remember their node weakly (holding it would add to the reference counts that
+// NOTE [Live state] reads): fusion realizes producers, which drops their expressions, and
+// a node made later at a freed address must not find a dead node's answer. That made the
+// schedule depend on the allocator: now and then a reduction was stored on its own.
+using ReductionMemo = std::unordered_map<const Node*, std::pair<std::weak_ptr<const Node>, bool>>;
+
 // True when the value computes a reduction or scan below it (before realized storage).
-bool has_reduction(const Node* n, std::unordered_map<const Node*, bool>& memo) {
+bool has_reduction(const Node* n, ReductionMemo& memo) {
   auto it = memo.find(n);
-  if (it != memo.end()) return it->second;
+  if (it != memo.end() && !it->second.first.expired()) return it->second.second;
   bool r = n->op == Op::Reduce || n->op == Op::Scan;
   if (!r && n->op != Op::Load)
     for (size_t i = n->op == Op::Gather ? 1 : 0; i < n->src.size(); ++i)
@@ -25,7 +31,7 @@ bool has_reduction(const Node* n, std::unordered_map<const Node*, bool>& memo) {
         r = true;
         break;
       }
-  memo[n] = r;
+  memo[n] = {n->weak_from_this(), r};
   return r;
 }
 
@@ -78,25 +84,39 @@ struct Fuser {
   // Keys are held alive: nodes made during fusion may otherwise die and a new node reuse
   // the address, hitting a stale entry.
   std::unordered_map<const Node*, std::pair<NodeRef, NodeRef>> memo;
-  std::unordered_map<const Node*, bool> reduction_memo;
+  ReductionMemo reduction_memo;
   int budget = kMaxFusedNodes;
   const Node* keep = nullptr;
   bool inline_broadcasts = false, inlined = false;
   // References to each node from inside the expressions this fusion handles (the value
   // and every producer inlined into it), and from their holders: a load referenced more
-  // often has readers elsewhere.
-  std::unordered_map<const Node*, long> internal_refs;
-  std::unordered_set<const Node*> counted;
+  // often has readers elsewhere. Entries are keyed by address but remember their node
+  // weakly (a count must not add a reference): one whose node died is stale, since a new
+  // node may have the same address.
+  struct RefCount {
+    std::weak_ptr<const Node> node;
+    long refs = 0;
+    bool walked = false;
+  };
+  std::unordered_map<const Node*, RefCount> internal_refs;
+
+  RefCount& refs_of(const Node* n) {
+    RefCount& r = internal_refs[n];
+    if (r.node.expired()) r = RefCount{n->weak_from_this()};
+    return r;
+  }
 
   void count_refs(const NodeRef& root, long holders) {
-    internal_refs[root.get()] += holders;
+    refs_of(root.get()).refs += holders;
     std::vector<const Node*> stack{root.get()};
     while (!stack.empty()) {
       const Node* n = stack.back();
       stack.pop_back();
-      if (!counted.insert(n).second || n->op == Op::Load) continue;
+      RefCount& r = refs_of(n);
+      if (r.walked || n->op == Op::Load) continue;
+      r.walked = true;
       for (size_t i = n->op == Op::Gather ? 1 : 0; i < n->src.size(); ++i) {
-        internal_refs[n->src[i].get()]++;
+        refs_of(n->src[i].get()).refs++;
         stack.push_back(n->src[i].get());
       }
     }
@@ -106,7 +126,7 @@ struct Fuser {
     const bool alive = !flat->owner.expired();
     if (alive && flat->src[0]->op != Op::Empty) return true;
     if (!has_reduction(value.get(), reduction_memo)) return false;
-    return alive || load.use_count() > internal_refs[load.get()];
+    return alive || load.use_count() > refs_of(load.get()).refs;
   }
 
   // The producer expression that a Load of `flat` through `load` can be replaced with.
