@@ -158,7 +158,7 @@ struct Renderer {
     // Written on the floats (`v > acc || v != v && acc == acc`), gcc kept a branch, which
     // a pooling window mispredicts about half the time (20x slower).
     const bool keyed = arg && is_floating(vt);
-    const bool wide = keyed && std::string(compute_ctype(vt)) == "double";
+    const bool wide = keyed && vt == DType::Float64;
     if (keyed) {
       T = wide ? "int64_t" : "int32_t";
       init = std::string(wide ? "INT64" : "INT32") + (kind == ReduceKind::ArgMax ? "_MIN" : "_MAX");

@@ -218,12 +218,11 @@ struct Fuser {
 
 }  // namespace
 
-NodeRef fuse(const NodeRef& value, const Node* keep, bool inline_broadcasts, bool* inlined,
-             long holders) {
+NodeRef fuse(const NodeRef& value, const Node* keep, bool inline_broadcasts, bool* inlined) {
   Fuser f;
   f.keep = keep;
   f.inline_broadcasts = inline_broadcasts;
-  f.count_refs(value, holders);
+  f.count_refs(value, 1);  // the node being realized holds the value
   NodeRef r = f.visit(value);
   if (inlined) *inlined = f.inlined;
   return r;

@@ -10,8 +10,7 @@ namespace loom {
 // A reduction read through a broadcast is computed into storage of its own, unless
 // `inline_broadcasts` (then *inlined tells whether there was one): the caller checks that
 // the kernel computes it once per row (place_reductions) and otherwise fuses again.
-// `holders`: how many nodes hold `value` as a source (NOTE [Live state]).
 NodeRef fuse(const NodeRef& value, const Node* keep = nullptr, bool inline_broadcasts = false,
-             bool* inlined = nullptr, long holders = 1);
+             bool* inlined = nullptr);
 
 }  // namespace loom

@@ -196,7 +196,6 @@ void realize_extern(const NodeRef& n) {
   if (!call.done) {
     std::vector<ExternInput> in;
     for (size_t i = 0; i < n->src.size(); ++i) {
-      // Every output of the call holds the inputs.
       NodeRef v = fuse(n->src[i]);
       if (v->op == Op::Load && v->src[0]->realized &&
           (!call.accepts || call.accepts(i, v->view()))) {
