@@ -15,6 +15,7 @@
 #include "core/memory.h"
 #include "core/metrics.h"
 #include "core/fault.h"
+#include "runtime/conv.h"
 #include "schedule/realize.h"
 
 namespace py = pybind11;
@@ -122,6 +123,16 @@ PYBIND11_MODULE(_loom, m) {
   m.def(
       "reset_metrics", [] { loom::metrics().reset(); }, "Zeroes the counters and fallbacks.");
   m.def("_debug_level", &loom::debug_level, "LOOM_DEBUG as read at start-up.");
+  m.def(
+      "_conv_library",
+      [](py::object enable) {
+        bool was = loom::conv_library_available();
+        if (!enable.is_none()) loom::set_conv_library(enable.cast<bool>());
+        return was;
+      },
+      py::arg("enable") = py::none(),
+      "Whether float32 convolutions run on oneDNN; with an argument, turns it on or off "
+      "(on needs a build with oneDNN). Returns the previous setting.");
   m.def("_set_storage", &set_storage, py::arg("self"), py::arg("storage"),
         py::arg("storage_offset") = py::none(), py::arg("size") = py::none(),
         py::arg("stride") = std::vector<int64_t>{},

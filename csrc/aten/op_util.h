@@ -91,5 +91,8 @@ NodeRef product(const NodeRef& a, const NodeRef& b, DType t);
 // Reads shifted by up to `margin` stay inside the storage and see zeros past a row's ends.
 NodeRef product_rows_with_margin(const NodeRef& a, const NodeRef& b, DType t, int64_t margin);
 bool blas_dtype(DType t);
+// Stores a value into out; a fresh contiguous out whose value is a whole extern result
+// (a BLAS product, a convolution) takes that result's storage instead of a copy of it.
+void assign_result(const at::Tensor& out, const NodeRef& value);
 
 }  // namespace loom::aten

@@ -1,13 +1,17 @@
 // Convolution (1-d, 2-d, 3-d; stride, padding, dilation, groups) forward and backward,
 // as PyTorch reaches a PrivateUse1 device: convolution_overrideable and
-// convolution_backward_overrideable. The patches of the zero-padded input are a strided
-// view of it (im2col is a copy of that view); products are the BLAS extern calls of
-// ops_linalg.cpp, batched over (sample, group); the input gradient adds patch gradients
-// back with a scatter. Transposed convolution swaps the forward and input-gradient paths.
+// convolution_backward_overrideable. Float32 convolutions are oneDNN extern calls
+// (runtime/conv.h) where Loom was built with it. Otherwise the patches of the zero-padded
+// input are a strided view of it (im2col is a copy of that view); products are the BLAS
+// extern calls of ops_linalg.cpp, batched over (sample, group); the input gradient adds
+// patch gradients back with a gather or a scatter. Transposed convolution swaps the
+// forward and input-gradient paths.
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
 
 #include "aten/op_util.h"
+#include "core/extern.h"
+#include "runtime/conv.h"
 
 namespace loom::aten {
 
@@ -123,13 +127,102 @@ NodeRef transposed_last(const NodeRef& v) {
   return reindex(v, s, m);
 }
 
+// Whether oneDNN runs this convolution: float32, nothing empty.
+bool library_conv(const ConvGeometry& g, c10::ScalarType dtype) {
+  if (dtype != at::kFloat || !conv_library_available()) return false;
+  if (g.n == 0 || g.c == 0 || g.oc == 0) return false;
+  return std::all_of(g.out.begin(), g.out.end(), [](int64_t o) { return o > 0; });
+}
+
+ConvDims dims_of(const ConvGeometry& g) {
+  return {g.n, g.c, g.oc, g.groups, g.in, g.kernel, g.out, g.stride, g.padding, g.dilation};
+}
+
+// Whether oneDNN can read a view as it lies: each element once, dims in any order
+// (contiguous, channels-last, a transposed contiguous tensor).
+bool dense_view(const View& v) {
+  std::vector<size_t> dims;
+  for (size_t i = 0; i < v.sizes.size(); ++i)
+    if (v.sizes[i] != 1) dims.push_back(i);
+  std::sort(dims.begin(), dims.end(), [&](size_t a, size_t b) { return v.strides[a] < v.strides[b]; });
+  int64_t expect = 1;
+  for (size_t i : dims) {
+    if (v.strides[i] != expect) return false;
+    expect *= v.sizes[i];
+  }
+  return true;
+}
+
+// A dense view's strides with size-1 dims given a harmless 1 (theirs can be anything).
+std::vector<int64_t> dense_strides(const View& v) {
+  std::vector<int64_t> s = v.strides;
+  for (size_t i = 0; i < s.size(); ++i)
+    if (v.sizes[i] == 1) s[i] = 1;
+  return s;
+}
+
+enum class LibraryConv { Forward, BackwardData, BackwardWeights };
+
+// One oneDNN call on float32 operands into `out`, a fresh dense tensor (its strides are
+// the layout oneDNN writes): Forward (x, w[, bias]) -> y, BackwardData (dy, w) -> dx,
+// BackwardWeights (x, dy) -> dw.
+void library_conv_into(LibraryConv kind, const ConvGeometry& g, std::vector<NodeRef> inputs,
+                       const Tensor& out) {
+  auto call = std::make_shared<ExternCall>();
+  static const char* names[] = {"conv", "conv_backward_data", "conv_backward_weights"};
+  call->name = names[int(kind)];
+  call->out_nbytes = {out.numel() * int64_t(sizeof(float))};
+  call->accepts = [](size_t, const View& v) { return dense_view(v); };
+  const ConvDims d = dims_of(g);
+  const View target{shape_of(out.sizes()), std::vector<int64_t>(out.strides().begin(), out.strides().end()), 0};
+  const std::vector<int64_t> written = dense_strides(target);
+  call->fn = [kind, d, written](const std::vector<ExternInput>& in,
+                                const std::vector<std::shared_ptr<Memory>>& res) {
+    auto at = [&](size_t i) { return static_cast<const float*>(in[i].mem->data) + in[i].view.offset; };
+    auto strides = [&](size_t i) { return dense_strides(in[i].view); };
+    auto* y = static_cast<float*>(res[0]->data);
+    if (kind == LibraryConv::Forward)
+      conv_forward_f32(d, {strides(0), strides(1), written}, at(0), at(1), in.size() > 2 ? at(2) : nullptr, y);
+    else if (kind == LibraryConv::BackwardData)
+      conv_backward_data_f32(d, {written, strides(1), strides(0)}, at(0), at(1), y);
+    else
+      conv_backward_weights_f32(d, {strides(0), written, strides(1)}, at(0), at(1), y);
+  };
+  for (NodeRef& v : inputs) v = cast(v, DType::Float32);
+  NodeRef flat = extern_call(call, std::move(inputs))[0];
+  assign_result(out, make_node(Op::Load, DType::Float32, target.sizes, {flat}, target));
+}
+
+// NOTE [Convolution memory format]: as on the CPU, a 2-d convolution whose input or weight
+// is channels-last gives channels-last results (output, input and weight gradients); other
+// convolutions, transposed ones included, give contiguous results.
+at::MemoryFormat result_format(const Tensor& input, const Tensor& weight, bool transposed) {
+  const auto cl = at::MemoryFormat::ChannelsLast;
+  bool last = input.dim() == 4 && !transposed &&
+              (input.suggest_memory_format() == cl || weight.suggest_memory_format() == cl);
+  return last ? cl : at::MemoryFormat::Contiguous;
+}
+
+Tensor empty_in(c10::IntArrayRef sizes, c10::ScalarType dtype, at::MemoryFormat f) {
+  if (f == at::MemoryFormat::Contiguous) return empty_loom(sizes, dtype);
+  return empty_loom(sizes, c10::get_channels_last_strides_2d(sizes), dtype);
+}
+
 // y = conv(x, w) (+ bias): (N, OC, O...).
 Tensor conv_forward(const Tensor& input, const Tensor& weight, const c10::optional<Tensor>& bias,
-                    const ConvGeometry& g) {
+                    const ConvGeometry& g, at::MemoryFormat format) {
+  if (library_conv(g, input.scalar_type())) {
+    Tensor out = empty_in(with({g.n, g.oc}, g.out), input.scalar_type(), format);
+    EngineLock lock(engine_mutex());
+    std::vector<NodeRef> in{read_tensor(input), read_tensor(weight)};
+    if (bias.has_value() && bias->defined()) in.push_back(read_tensor(*bias));
+    library_conv_into(LibraryConv::Forward, g, std::move(in), out);
+    return out;
+  }
   Tensor cols = columns(input, g);
   Tensor wm = weight_matrix(weight, g);
   Tensor out = empty_loom(with({g.n, g.oc}, g.out), input.scalar_type());
-  if (out.numel() == 0) return out;
+  if (out.numel() == 0) return out.contiguous(format);
   EngineLock lock(engine_mutex());
   DType t = to_loom(input.scalar_type());
   NodeRef y = product(with_leading_one(read_tensor(wm)), read_tensor(cols), t);  // (N, G, OCg, O)
@@ -138,7 +231,7 @@ Tensor conv_forward(const Tensor& input, const Tensor& weight, const c10::option
   if (bias.has_value() && bias->defined())
     y = binary(Op::Add, y, operand(bias->view({1, g.groups, g.ocg(), 1}), shape_of(target.sizes()), t));
   assign(target, y);
-  return out;
+  return out.contiguous(format);
 }
 
 // NOTE [Input gradient as a gather]: the input gradient of a convolution adds each patch
@@ -207,9 +300,15 @@ Tensor conv_input_grad_gather(const Tensor& grad_out, const Tensor& weight, cons
 
 // dL/dx of conv: the patch gradients w^T @ dy added back into the padded input.
 Tensor conv_input_grad(const Tensor& grad_out, const Tensor& weight, const ConvGeometry& g,
-                       c10::ScalarType dtype) {
+                       c10::ScalarType dtype, at::MemoryFormat format) {
+  if (library_conv(g, dtype)) {
+    Tensor grad_in = empty_in(with({g.n, g.c}, g.in), dtype, format);
+    EngineLock lock(engine_mutex());
+    library_conv_into(LibraryConv::BackwardData, g, {read_tensor(grad_out), read_tensor(weight)}, grad_in);
+    return grad_in;
+  }
   if (grad_out.numel() > 0 && weight.numel() > 0 && gather_input_grad(g, to_loom(dtype)))
-    return conv_input_grad_gather(grad_out, weight, g, dtype);
+    return conv_input_grad_gather(grad_out, weight, g, dtype).contiguous(format);
   Shape padded_shape{g.n, g.c};
   for (int64_t i = 0; i < g.spatial; ++i) padded_shape.push_back(g.in[size_t(i)] + 2 * g.padding[size_t(i)]);
   Tensor grad_padded = at::zeros(padded_shape, grad_out.options().dtype(dtype));
@@ -230,14 +329,20 @@ Tensor conv_input_grad(const Tensor& grad_out, const Tensor& weight, const ConvG
   Tensor grad_in = grad_padded;
   for (int64_t i = 0; i < g.spatial; ++i)
     grad_in = grad_in.narrow(2 + i, g.padding[size_t(i)], g.in[size_t(i)]);
-  return grad_in.contiguous();
+  return grad_in.contiguous(format);
 }
 
 // dL/dw of conv: sum over samples of dy @ cols^T.
 Tensor conv_weight_grad(const Tensor& grad_out, const Tensor& input, const Tensor& weight,
-                        const ConvGeometry& g) {
+                        const ConvGeometry& g, at::MemoryFormat format) {
+  if (library_conv(g, weight.scalar_type())) {
+    Tensor gw = empty_in(weight.sizes(), weight.scalar_type(), format);
+    EngineLock lock(engine_mutex());
+    library_conv_into(LibraryConv::BackwardWeights, g, {read_tensor(input), read_tensor(grad_out)}, gw);
+    return gw;
+  }
   Tensor gw = empty_loom(weight.sizes(), weight.scalar_type());
-  if (gw.numel() == 0) return gw;
+  if (gw.numel() == 0) return gw.contiguous(format);
   Tensor cols = columns(input, g);
   Tensor gy = grad_out.reshape({g.n, g.groups, g.ocg(), g.out_numel()});
   EngineLock lock(engine_mutex());
@@ -248,14 +353,16 @@ Tensor conv_weight_grad(const Tensor& grad_out, const Tensor& input, const Tenso
   Shape gshape{g.groups, g.ocg(), g.cg() * g.kernel_numel()};
   sum = reindex(sum, gshape, IndexMap{{0, 0, 0, 0}, {1, 2, 3}, {1, 1, 1}});
   assign(gw.view(gshape), cast(sum, t));
-  return gw;
+  return gw.contiguous(format);
 }
 
 Tensor convolution(const Tensor& input, const Tensor& weight, const c10::optional<Tensor>& bias,
                    IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool transposed,
                    IntArrayRef output_padding, int64_t groups) {
   check_operands("convolution", {input, weight});
-  if (!transposed) return conv_forward(input, weight, bias, geometry(input, weight, stride, padding, dilation, groups));
+  if (!transposed)
+    return conv_forward(input, weight, bias, geometry(input, weight, stride, padding, dilation, groups),
+                        result_format(input, weight, false));
   // A transposed convolution is the input gradient of the convolution it transposes:
   // weight (C_in, OC/G, K...) maps OC channels to C_in, and the output size solves it.
   const int64_t d = input.dim() - 2;
@@ -269,7 +376,7 @@ Tensor convolution(const Tensor& input, const Tensor& weight, const c10::optiona
   ConvGeometry g = geometry(like, weight, stride, padding, dilation, groups);
   TORCH_CHECK(g.out == std::vector<int64_t>(input.sizes().begin() + 2, input.sizes().end()),
               "convolution_overrideable: transposed output size does not invert the convolution");
-  Tensor out = conv_input_grad(input, weight, g, input.scalar_type());
+  Tensor out = conv_input_grad(input, weight, g, input.scalar_type(), at::MemoryFormat::Contiguous);
   if (bias.has_value() && bias->defined()) {
     Shape bshape(size_t(out.dim()), 1);
     bshape[1] = bias->size(0);
@@ -286,13 +393,15 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward(
   Tensor gi, gw, gb;
   if (!transposed) {
     ConvGeometry g = geometry(input, weight, stride, padding, dilation, groups);
-    if (mask[0]) gi = conv_input_grad(grad_out, weight, g, input.scalar_type());
-    if (mask[1]) gw = conv_weight_grad(grad_out, input, weight, g);
+    const at::MemoryFormat f = result_format(input, weight, false);
+    if (mask[0]) gi = conv_input_grad(grad_out, weight, g, input.scalar_type(), f);
+    if (mask[1]) gw = conv_weight_grad(grad_out, input, weight, g, f);
   } else {
     // y = conv_T(x, w) means x-shaped = conv(y-shaped, w): roles of input and grad swap.
     ConvGeometry g = geometry(grad_out, weight, stride, padding, dilation, groups);
-    if (mask[0]) gi = conv_forward(grad_out, weight, c10::nullopt, g);
-    if (mask[1]) gw = conv_weight_grad(input, grad_out, weight, g);
+    const at::MemoryFormat f = at::MemoryFormat::Contiguous;
+    if (mask[0]) gi = conv_forward(grad_out, weight, c10::nullopt, g, f);
+    if (mask[1]) gw = conv_weight_grad(input, grad_out, weight, g, f);
   }
   if (mask[2]) {
     std::vector<int64_t> dims{0};

@@ -137,6 +137,18 @@ NodeRef product_rows_with_margin(const NodeRef& a, const NodeRef& b, DType t, in
   return gemm_call(cast(a, t), cast(b, t), batch, t, margin);
 }
 
+void assign_result(const Tensor& out, const NodeRef& value) {
+  const NodeRef& flat = value->op == Op::Load ? value->src[0] : value;
+  Buffer& b = buffer_of(out);
+  if (value->op == Op::Load && flat->op == Op::Extern && value->view() == view_of(out) &&
+      out.storage_offset() == 0 && flat->shape[0] == b.nbytes && flat->dtype == DType::UInt8 &&
+      value->dtype == to_loom(out.scalar_type())) {
+    set_value(b, flat);
+    return;
+  }
+  assign(out, value);
+}
+
 namespace {
 
 // A 2-D (or 3-D) tensor's value as (batch, rows, cols).
@@ -148,21 +160,6 @@ NodeRef batched(const Tensor& t) {
 
 NodeRef unbatched(const NodeRef& v) {
   return reindex(v, {v->shape[1], v->shape[2]}, IndexMap{{0, 0, 0}, {1, 2}, {1, 1}});
-}
-
-// Stores a product into out; a fresh contiguous out takes the BLAS result's storage
-// itself instead of a copy of it.
-void assign_product(const Tensor& out, const NodeRef& value) {
-  const NodeRef& flat = value->op == Op::Load ? value->src[0] : value;
-  Buffer& b = buffer_of(out);
-  if (value->op == Op::Load && flat->op == Op::Extern && out.is_contiguous() &&
-      out.storage_offset() == 0 && value->view() == View::contiguous(value->shape) &&
-      flat->shape[0] == b.nbytes && flat->dtype == DType::UInt8 &&
-      value->dtype == to_loom(out.scalar_type())) {
-    set_value(b, flat);
-    return;
-  }
-  assign(out, value);
 }
 
 bool is_one(const c10::Scalar& s) { return s.toComplexDouble() == 1.0; }
@@ -193,7 +190,7 @@ Tensor mm_fn(const Tensor& a, const Tensor& b) {
   Tensor out = result_like(meta);
   if (out.numel() == 0) return out;
   DType t = to_loom(meta.scalar_type());
-  assign_product(out, unbatched(product(batched(a), batched(b), t)));
+  assign_result(out, unbatched(product(batched(a), batched(b), t)));
   return out;
 }
 
@@ -215,7 +212,7 @@ Tensor bmm_fn(const Tensor& a, const Tensor& b) {
   EngineLock g(engine_mutex());
   Tensor out = result_like(meta);
   if (out.numel() == 0) return out;
-  assign_product(out, product(read_tensor(a), read_tensor(b), to_loom(meta.scalar_type())));
+  assign_result(out, product(read_tensor(a), read_tensor(b), to_loom(meta.scalar_type())));
   return out;
 }
 

@@ -1,4 +1,5 @@
-"""Convolution forward and backward (input, weight, bias grads) against CPU torch."""
+"""Convolution forward and backward (input, weight, bias grads) against CPU torch, on both
+of Loom's paths for float32: oneDNN calls and im2col with BLAS products."""
 import pytest
 import torch
 import torch.nn.functional as F
@@ -47,8 +48,18 @@ CASES = {
 }
 
 
+@pytest.fixture(params=["library", "im2col"])
+def conv_path(request):
+    was = loom._loom._conv_library()
+    if request.param == "library" and not was:
+        pytest.skip("Loom was built without oneDNN or LOOM_DNNL=0")
+    loom._loom._conv_library(request.param == "library")
+    yield request.param
+    loom._loom._conv_library(was)
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_conv(name):
+def test_conv(name, conv_path):
     f, xs, ws, bias = CASES[name]
     check(f, sample(xs, 1), sample(ws, 2), sample((ws[1] * (2 if "groups" in name else 1)
                                                     if "transpose" in name else ws[0],), 3) if bias else None)
@@ -57,6 +68,71 @@ def test_conv(name):
 def test_conv_float64_and_transposed_input():
     x, w = sample((2, 3, 6, 6), 4, torch.float64), sample((4, 3, 3, 3), 5, torch.float64)
     check(lambda x, w, b: F.conv2d(x.transpose(2, 3), w, padding=1), x, w, tol=1e-9)
+
+
+CL = torch.channels_last
+
+
+@pytest.mark.parametrize("case", ["input", "weight", "grad", "transposed", "conv3d", "float64"])
+def test_conv_channels_last_results_match_cpu(case, conv_path):
+    """A 2-d convolution with a channels-last input or weight gives channels-last results
+    (output and both gradients), as on the CPU; a channels-last gradient alone, transposed
+    convolutions and 3-d ones give contiguous results."""
+    dt = torch.float64 if case == "float64" else torch.float32
+    if case == "conv3d":
+        x, w = sample((2, 3, 5, 6, 4), 13, dt), sample((4, 3, 3, 3, 3), 14, dt)
+        x = x.to(memory_format=torch.channels_last_3d)
+    elif case == "transposed":
+        x, w = sample((2, 4, 5, 6), 13, dt).to(memory_format=CL), sample((4, 3, 3, 3), 14, dt)
+    else:
+        x, w = sample((2, 3, 7, 6), 13, dt), sample((4, 3, 3, 3), 14, dt)
+        if case in ("input", "float64"):
+            x = x.to(memory_format=CL)
+        if case == "weight":
+            w = w.to(memory_format=CL)
+    grads = []
+    for dev in ("cpu", D):
+        xs, ws = x.to(dev), w.to(dev)
+        padding, transposed = [1] * (x.dim() - 2), case == "transposed"
+        outpad = [1] * (x.dim() - 2) if transposed else [0] * (x.dim() - 2)
+        stride = [2] * (x.dim() - 2) if transposed else [1] * (x.dim() - 2)
+        y = torch.ops.aten.convolution(xs, ws, None, stride, padding, [1] * len(padding), transposed, outpad, 1)
+        g = sample(tuple(y.shape), 15, dt).to(dev)
+        if case == "grad":
+            g = g.to(memory_format=CL)
+        gi, gw, _ = torch.ops.aten.convolution_backward(g, xs, ws, None, stride, padding, [1] * len(padding),
+                                                          transposed, outpad, 1, [True, True, False])
+        grads.append([t.cpu() if dev != "cpu" else t for t in (y, gi, gw)])
+        if dev != "cpu":
+            assert [t.stride() for t in (y, gi, gw)] == [t.stride() for t in grads[0]]
+    for want, got in zip(*grads):
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_conv_library_calls(conv_path):
+    """A float32 convolution of stored operands is one oneDNN call and no kernel; its
+    backward one call per gradient (and a kernel for the bias gradient's sum)."""
+    x = sample((2, 3, 8, 8), 9).to(D).requires_grad_()
+    w = sample((4, 3, 3, 3), 10).to(D).requires_grad_()
+    b = sample((4,), 11).to(D).requires_grad_()
+    loom.sync()
+    loom.reset_metrics()
+    y = F.conv2d(x, w, b, padding=1)
+    loom.sync()
+    m = loom.metrics()
+    if conv_path == "library":
+        assert (m["extern_calls"], m["kernels_run"]) == (1, 0)
+    else:
+        assert m["extern_calls"] == 1 and m["kernels_run"] >= 1  # im2col, then one batched product
+    g = sample(tuple(y.shape), 12).to(D)
+    loom.sync()
+    loom.reset_metrics()
+    y.backward(g)
+    loom.sync()
+    m = loom.metrics()
+    if conv_path == "library":
+        assert (m["extern_calls"], m["kernels_run"]) == (2, 1)
+    assert m["fallbacks"] == {}
 
 
 def test_conv_errors_match_cpu():
@@ -69,7 +145,7 @@ def test_conv_errors_match_cpu():
             f(x.to(D), w.to(D))
 
 
-def test_conv_layer_trains():
+def test_conv_layer_trains(conv_path):
     torch.manual_seed(0)
     net = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.ReLU(),
                               torch.nn.Flatten(), torch.nn.Linear(8 * 6 * 6, 4))
