@@ -175,16 +175,18 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm(const Tensor& input, const OptTens
   NodeRef x = cast(read_tensor(input), acc);
   NodeRef mu, invstd;
   if (training) {
-    mu = mean_over(x, axes, count);
-    NodeRef centered = binary(Op::Sub, x, mu);
-    NodeRef var = mean_over(binary(Op::Mul, centered, centered), axes, count);
-    invstd = unary(Op::Rsqrt, binary(Op::Add, var, scalar(eps, acc, s)));
+    // The statistics are (C) values that the output reads through broadcasts: each is
+    // computed once, by whichever kernel needs it first (Node::stored).
     NodeRef mu_c = per_channel(reduce(ReduceKind::Sum, x, axes, acc), c);
     mu_c = binary(Op::Div, mu_c, scalar(double(count), acc, {c}));
+    mu = along(mu_c, s, 1);
+    NodeRef centered = binary(Op::Sub, x, mu);
     NodeRef sq = reduce(ReduceKind::Sum, binary(Op::Mul, centered, centered), axes, acc);
     NodeRef var_c = binary(Op::Div, per_channel(sq, c), scalar(double(count), acc, {c}));
+    NodeRef invstd_c = unary(Op::Rsqrt, binary(Op::Add, var_c, scalar(eps, acc, {c})));
+    invstd = along(invstd_c, s, 1);
     assign(save_mean, mu_c);
-    assign(save_invstd, unary(Op::Rsqrt, binary(Op::Add, var_c, scalar(eps, acc, {c}))));
+    assign(save_invstd, invstd_c);
     if (has(running_mean)) {
       NodeRef rm = cast(read_tensor(*running_mean), acc);
       write_tensor(*running_mean, cast(binary(Op::Add, binary(Op::Mul, rm, scalar(1 - momentum, acc, {c})),

@@ -24,8 +24,8 @@ using ReductionMemo = std::unordered_map<const Node*, std::pair<std::weak_ptr<co
 bool has_reduction(const Node* n, ReductionMemo& memo) {
   auto it = memo.find(n);
   if (it != memo.end() && !it->second.first.expired()) return it->second.second;
-  bool r = n->op == Op::Reduce || n->op == Op::Scan;
-  if (!r && n->op != Op::Load)
+  bool r = !n->stored && (n->op == Op::Reduce || n->op == Op::Scan);
+  if (!r && n->op != Op::Load && !n->stored)
     for (size_t i = n->op == Op::Gather ? 1 : 0; i < n->src.size(); ++i)
       if (has_reduction(n->src[i].get(), memo)) {
         r = true;
@@ -39,6 +39,24 @@ bool broadcasts(const IndexMap& m, const Shape& shape) {
   for (size_t j = 0; j < shape.size(); ++j)
     if (m.dim_of[j] < 0 && shape[j] > 1) return true;
   return false;
+}
+
+// True when the value computes a reduction or scan for each of its elements (a pooling, a
+// cumsum): reductions read through a broadcast (a normalization's statistics) do not
+// count, since fusion computes those once (materialize_broadcast_reduce).
+bool reduces_per_element(const Node* n, ReductionMemo& memo) {
+  if (n->op == Op::Reindex && broadcasts(std::get<IndexMap>(n->arg), n->shape)) return false;
+  auto it = memo.find(n);
+  if (it != memo.end() && !it->second.first.expired()) return it->second.second;
+  bool r = !n->stored && (n->op == Op::Reduce || n->op == Op::Scan);
+  if (!r && n->op != Op::Load && !n->stored)
+    for (size_t i = n->op == Op::Gather ? 1 : 0; i < n->src.size(); ++i)
+      if (reduces_per_element(n->src[i].get(), memo)) {
+        r = true;
+        break;
+      }
+  memo[n] = {n->weak_from_this(), r};
+  return r;
 }
 
 int64_t scratch_id() {
@@ -84,7 +102,7 @@ struct Fuser {
   // Keys are held alive: nodes made during fusion may otherwise die and a new node reuse
   // the address, hitting a stale entry.
   std::unordered_map<const Node*, std::pair<NodeRef, NodeRef>> memo;
-  ReductionMemo reduction_memo;
+  ReductionMemo reduction_memo, per_element_memo;
   int budget = kMaxFusedNodes;
   const Node* keep = nullptr;
   bool inline_broadcasts = false, inlined = false;
@@ -125,8 +143,9 @@ struct Fuser {
   bool stores_rather_than_inlines(const NodeRef& load, const Node* flat, const NodeRef& value) {
     const bool alive = !flat->owner.expired();
     if (alive && flat->src[0]->op != Op::Empty) return true;
-    if (!has_reduction(value.get(), reduction_memo)) return false;
-    return alive || load.use_count() > refs_of(load.get()).refs;
+    if (alive) return has_reduction(value.get(), reduction_memo);
+    return load.use_count() > refs_of(load.get()).refs &&
+           reduces_per_element(value.get(), per_element_memo);
   }
 
   // The producer expression that a Load of `flat` through `load` can be replaced with.
@@ -154,7 +173,11 @@ struct Fuser {
   }
 
   // A reduction read through a broadcast would be recomputed for every element it is
-  // broadcast to: compute it once into storage of its own and read that instead.
+  // broadcast to: compute it once into storage of its own and read that instead. The
+  // storage stays with the value (Node::stored): every later kernel reads it from there,
+  // and a value built on it no longer counts as computing reductions. A batch norm's mean
+  // and variance are computed once, and its output, elementwise on them, fuses into
+  // each reader.
   NodeRef materialize_broadcast_reduce(const NodeRef& src, const NodeRef& reindex_node) {
     if (src->op == Op::Load || !has_reduction(src.get(), reduction_memo) ||
         !broadcasts(std::get<IndexMap>(reindex_node->arg), reindex_node->shape))
@@ -168,14 +191,19 @@ struct Fuser {
     View v = View::contiguous(src->shape);
     NodeRef flat = make_node(Op::Store, src->dtype, {nbytes}, {empty, src}, v);
     realize_value(flat);
-    return make_node(Op::Load, src->dtype, src->shape, {flat}, v);
+    src->stored = make_node(Op::Load, src->dtype, src->shape, {flat}, v);
+    // The value as the graph holds it (before this fusion rewrote its sources) is the same.
+    reindex_node->src[0]->stored = src->stored;
+    return src->stored;
   }
 
   NodeRef visit(const NodeRef& n) {
     auto it = memo.find(n.get());
     if (it != memo.end()) return it->second.second;
     NodeRef out;
-    if (n->op == Op::Load) {
+    if (n->stored) {
+      out = n->stored;
+    } else if (n->op == Op::Load) {
       const NodeRef& flat = n->src[0];
       if (flat->realized || flat.get() == keep) {
         out = n;
@@ -210,6 +238,8 @@ struct Fuser {
       } else {
         out = make_node(n->op, n->dtype, n->shape, std::move(src), n->arg);
       }
+      // The rewritten value may be one that an earlier kernel stored.
+      if (out->stored) out = out->stored;
     }
     memo[n.get()] = {n, out};
     return out;
@@ -217,6 +247,11 @@ struct Fuser {
 };
 
 }  // namespace
+
+bool computes_reduction(const NodeRef& value) {
+  ReductionMemo memo;
+  return has_reduction(value.get(), memo);
+}
 
 NodeRef fuse(const NodeRef& value, const Node* keep, bool inline_broadcasts, bool* inlined) {
   Fuser f;

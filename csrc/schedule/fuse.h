@@ -13,4 +13,7 @@ namespace loom {
 NodeRef fuse(const NodeRef& value, const Node* keep = nullptr, bool inline_broadcasts = false,
              bool* inlined = nullptr);
 
+// Whether computing the value runs a reduction or scan (one not yet stored).
+bool computes_reduction(const NodeRef& value);
+
 }  // namespace loom

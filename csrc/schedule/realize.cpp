@@ -123,6 +123,13 @@ std::shared_ptr<Memory> copy_of(const Node* flat) {
 // (or, for a scatter, check every index before writing); on a fault the write node is
 // realized as its base value, so the write is dropped, and the fault propagates.
 void realize_store(const NodeRef& v) {
+  // A whole value computed by reductions is kept for its later readers (Node::stored):
+  // watched weakly, since holding it would count as a reader (NOTE [Live state]).
+  std::weak_ptr<Node> whole;
+  const NodeRef& value = v->src[1];
+  if (v->view() == View::contiguous(value->shape) && v->dtype == value->dtype &&
+      v->shape[0] == numel(value->shape) * itemsize(value->dtype) && computes_reduction(value))
+    whole = value;
   // Fuse first: inlining or realizing producers may take other buffers' values.
   bool inlined = false;
   NodeRef expr = fuse(v->src[1], nullptr, true, &inlined);
@@ -164,6 +171,7 @@ void realize_store(const NodeRef& v) {
     throw;
   }
   set_realized(v, std::move(mem));
+  if (NodeRef w = whole.lock()) w->stored = make_node(Op::Load, v->dtype, w->shape, {v}, v->view());
 }
 
 void realize_scatter(const NodeRef& v) {
