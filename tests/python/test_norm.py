@@ -133,3 +133,25 @@ def test_group_norm_statistics_and_errors():
         torch.testing.assert_close(g.cpu(), w, rtol=1e-5, atol=1e-5)
     with pytest.raises(RuntimeError, match="divisible by num_groups"):
         F.group_norm(x.to(D), 4)
+
+
+def test_batch_norm_statistics_computed_once_for_two_readers():
+    """Two kernels read a batch norm's output (a pooling and a sum): its mean and inverse
+    deviation are computed once (one kernel each) and the output, elementwise on them,
+    fuses into both readers instead of being stored (it was: 6 kernels)."""
+    g = torch.Generator().manual_seed(3)
+    x, w, b = torch.randn(4, 8, 16, 16, generator=g), torch.randn(8, generator=g), torch.randn(8, generator=g)
+    outs = []
+    for dev in ("cpu", D):
+        xs, ws, bs = x.to(dev), w.to(dev), b.to(dev)
+        loom.sync()
+        loom.reset_metrics()
+        r = F.relu(F.batch_norm(xs, None, None, ws, bs, training=True))
+        z1, z2 = F.max_pool2d(r, 2), r.sum((2, 3))
+        del r
+        loom.sync()
+        if dev != "cpu":
+            assert loom.metrics()["kernels_run"] == 4
+        outs.append((z1.cpu(), z2.cpu()))
+    for want, got in zip(*outs):
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
