@@ -1,5 +1,7 @@
 """A short tour of the engine for `make test-asan`, which runs it against the extension built
 with AddressSanitizer and UndefinedBehaviorSanitizer; `make test` runs it as it is."""
+import copy
+
 import pytest
 import torch
 
@@ -55,3 +57,19 @@ def test_training_steps():
         losses.append(loss.item())
     assert losses[-1] < losses[0]
     assert loom.metrics()["live_buffers"] > 0
+
+
+def test_conv_batchnorm_pool_step():
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1, bias=False), torch.nn.BatchNorm2d(8),
+                              torch.nn.ReLU(), torch.nn.MaxPool2d(2), torch.nn.Flatten(),
+                              torch.nn.Linear(8 * 4 * 4, 3))
+    x, t = torch.randn(6, 3, 8, 8), torch.randint(0, 3, (6,))
+    results = {}
+    for dev in ("cpu", D):
+        m = copy.deepcopy(net).to(dev)
+        loss = torch.nn.functional.cross_entropy(m(x.to(dev)), t.to(dev))
+        loss.backward()
+        results[dev] = (loss.cpu(), m[0].weight.grad.cpu())
+    torch.testing.assert_close(results[D][0], results["cpu"][0], rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(results[D][1], results["cpu"][1], rtol=1e-3, atol=1e-4)
