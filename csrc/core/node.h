@@ -114,9 +114,9 @@ struct Node : std::enable_shared_from_this<Node> {
   // Set once a flat value has been computed; its sources are dropped then, and the node
   // leaves the intern table (its memory is its identity from then on).
   std::shared_ptr<Memory> realized;
-  // A value with reductions that fusion computed into scratch storage to read it through a
-  // broadcast: the load of that storage, which every later kernel reads instead while the
-  // value lives (see Fuser::materialize_broadcast_reduce).
+  // A value with reductions already computed into storage (scratch storage fusion made to
+  // read it through a broadcast, or a whole store of it): the load of that storage, which
+  // every later kernel reads instead while the value lives (fuse.cpp, realize_store).
   NodeRef stored;
 
   ~Node();

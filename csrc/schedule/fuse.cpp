@@ -94,7 +94,10 @@ bool reads_each_once(const View& v) {
 //   reader would compute the reductions again. A training step realized at its end reads
 //   a pooled activation in the forward and again in the backward, long after Python
 //   dropped it. (Two reads through different views are not seen; reads inside one kernel
-//   share one computation and do not count.)
+//   share one computation and do not count.) For a value not held by the program, only
+//   reductions per element count (reduces_per_element): statistics read through a
+//   broadcast are computed once anyway (Node::stored), so recomputing the value on them
+//   in each reader is elementwise.
 // A fresh elementwise result inlines as usual, and so does a write into a buffer that has
 // died (`y = bn(x); y.relu_()` in a forward whose `y` is gone): fusion through
 // intermediates is what laziness is for.
