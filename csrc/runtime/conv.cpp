@@ -235,8 +235,7 @@ void execute(const Plan& p, const std::vector<const void*>& ptrs) {
 
 // A batch split into parts, one per pool thread (see NOTE [oneDNN threads]).
 struct Split {
-  Kind kind;
-  int64_t parts, chunk;
+  int64_t chunk;
   std::vector<const Plan*> plans;         // per part
   std::vector<std::vector<const void*>> ptrs;  // per part
   std::vector<std::string> errors;        // per part
@@ -261,7 +260,7 @@ void run(Kind kind, const ConvDims& c, const ConvLayout& l, const std::vector<co
       execute(p, ptrs);
       return;
     }
-    Split sp{kind, threads, (c.n + threads - 1) / threads, {}, {}, {}};
+    Split sp{(c.n + threads - 1) / threads, {}, {}, {}};
     // Which operands hold the batch (with their batch stride); the rest are the weight,
     // whose gradient each part writes on its own, summed after.
     std::vector<int64_t> batch_stride(ptrs.size(), 0);
@@ -284,10 +283,9 @@ void run(Kind kind, const ConvDims& c, const ConvLayout& l, const std::vector<co
       if (kind == Kind::BackwardWeights && i > 0) q[2] = partial.emplace_back(size_t(wsize)).data();
       sp.ptrs.push_back(std::move(q));
     }
-    sp.parts = int64_t(sp.plans.size());
     sp.errors.resize(sp.plans.size());
     char* bufs[1] = {reinterpret_cast<char*>(&sp)};
-    run_parallel(run_parts, bufs, sp.parts, 1);
+    run_parallel(run_parts, bufs, int64_t(sp.plans.size()), 1);
     for (const std::string& err : sp.errors)
       if (!err.empty()) throw std::runtime_error("loom: oneDNN convolution failed: " + err);
     // Weight gradients of the parts: the same dense layout, so a flat sum.

@@ -20,38 +20,26 @@ constexpr int kMaxFusedNodes = 256;
 // schedule depend on the allocator: now and then a reduction was stored on its own.
 using ReductionMemo = std::unordered_map<const Node*, std::pair<std::weak_ptr<const Node>, bool>>;
 
-// True when the value computes a reduction or scan below it (before realized storage).
-bool has_reduction(const Node* n, ReductionMemo& memo) {
-  auto it = memo.find(n);
-  if (it != memo.end() && !it->second.first.expired()) return it->second.second;
-  bool r = !n->stored && (n->op == Op::Reduce || n->op == Op::Scan);
-  if (!r && n->op != Op::Load && !n->stored)
-    for (size_t i = n->op == Op::Gather ? 1 : 0; i < n->src.size(); ++i)
-      if (has_reduction(n->src[i].get(), memo)) {
-        r = true;
-        break;
-      }
-  memo[n] = {n->weak_from_this(), r};
-  return r;
-}
-
 bool broadcasts(const IndexMap& m, const Shape& shape) {
   for (size_t j = 0; j < shape.size(); ++j)
     if (m.dim_of[j] < 0 && shape[j] > 1) return true;
   return false;
 }
 
-// True when the value computes a reduction or scan for each of its elements (a pooling, a
-// cumsum): reductions read through a broadcast (a normalization's statistics) do not
-// count, since fusion computes those once (materialize_broadcast_reduce).
-bool reduces_per_element(const Node* n, ReductionMemo& memo) {
-  if (n->op == Op::Reindex && broadcasts(std::get<IndexMap>(n->arg), n->shape)) return false;
+// True when the value computes a reduction or scan below it (before realized or stored
+// values). With `per_element`, only reductions computed for each of its elements count
+// (a pooling, a cumsum): those read through a broadcast (a normalization's statistics)
+// do not, since fusion computes them once (materialize_broadcast_reduce). Each mode needs
+// a memo of its own.
+bool has_reduction(const Node* n, ReductionMemo& memo, bool per_element = false) {
+  if (per_element && n->op == Op::Reindex && broadcasts(std::get<IndexMap>(n->arg), n->shape))
+    return false;
   auto it = memo.find(n);
   if (it != memo.end() && !it->second.first.expired()) return it->second.second;
   bool r = !n->stored && (n->op == Op::Reduce || n->op == Op::Scan);
   if (!r && n->op != Op::Load && !n->stored)
     for (size_t i = n->op == Op::Gather ? 1 : 0; i < n->src.size(); ++i)
-      if (reduces_per_element(n->src[i].get(), memo)) {
+      if (has_reduction(n->src[i].get(), memo, per_element)) {
         r = true;
         break;
       }
@@ -95,7 +83,7 @@ bool reads_each_once(const View& v) {
 //   a pooled activation in the forward and again in the backward, long after Python
 //   dropped it. (Two reads through different views are not seen; reads inside one kernel
 //   share one computation and do not count.) For a value not held by the program, only
-//   reductions per element count (reduces_per_element): statistics read through a
+//   reductions per element count (has_reduction, per_element): statistics read through a
 //   broadcast are computed once anyway (Node::stored), so recomputing the value on them
 //   in each reader is elementwise.
 // A fresh elementwise result inlines as usual, and so does a write into a buffer that has
@@ -148,7 +136,7 @@ struct Fuser {
     if (alive && flat->src[0]->op != Op::Empty) return true;
     if (alive) return has_reduction(value.get(), reduction_memo);
     return load.use_count() > refs_of(load.get()).refs &&
-           reduces_per_element(value.get(), per_element_memo);
+           has_reduction(value.get(), per_element_memo, true);
   }
 
   // The producer expression that a Load of `flat` through `load` can be replaced with.
