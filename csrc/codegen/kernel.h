@@ -28,6 +28,7 @@ struct LNode {
   int slot = -1;        // batched kernels: Const value / Load offset read from argument slot
   Affine index;         // Load: element index; Iota: the coordinate; Rand: linear index
   std::vector<int> vars;  // Reduce/Scan: the loop variables it runs over
+  const Node* origin = nullptr;  // Const: the node lowered (for a kernel plan's slots)
 };
 
 struct LKernel {
@@ -96,6 +97,9 @@ std::string lkernel_str(const LKernel& k);
 // KernelFault (core/fault.h) after the kernel stopped.
 void run_store_kernel(const View& out, DType dtype, const NodeRef& value,
                       const std::shared_ptr<Memory>& out_mem);
+// place_reductions(...).ok for the store kernel of `value` through `out`, remembered by
+// graph (NOTE [Kernel plans]).
+bool reductions_placed(const View& out, DType dtype, const NodeRef& value);
 // Runs stores lowered by lower_batched_store with equal signatures as one kernel, in order.
 void run_batched_kernel(LKernel first, const std::vector<std::vector<int64_t>>& rows);
 // The same for a scatter. When no Check runs inside a reduction, every index is checked

@@ -120,6 +120,7 @@ struct Lowerer {
         k.check_in_reduce |= reduce_depth > 0;
         break;
       case Op::Const:
+        ln.origin = n.get();
         if (parametric) {
           const Scalar& c = std::get<Scalar>(n->arg);
           int64_t bits = c.is_int ? c.i : int64_t(c.f);

@@ -91,13 +91,15 @@ const std::string& compiler_version() {
   return v;
 }
 
+}  // namespace
+
 // NOTE [Loaded kernels]: a program whose kernels keep changing (a constant that differs
 // every step, such as Adam's bias corrections) would otherwise keep every library it ever
-// loaded mapped, ~30 KB each. Past kMaxLoaded the least recently used kernel is unloaded;
-// it is on disk, so using it again costs a load, not a compile. Unloading is safe because
-// a CompiledKernel is only used by the caller of compile_kernel until its run returns, and
-// runs are serialized by the engine lock (core/graph.h). LOOM_MAX_LOADED_KERNELS overrides.
-size_t max_loaded() {
+// loaded mapped, ~30 KB each. Past 1024 kernels the cache lets go of the least recently used
+// kernel; it is on disk, so using it again costs a load, not a compile. A library is
+// closed when its last holder lets go: a kernel plan (runtime/plan.h) keeps its kernel
+// loaded, and plans are bounded by the same number. LOOM_MAX_LOADED_KERNELS overrides.
+size_t max_loaded_kernels() {
   static const size_t n = [] {
     const char* s = std::getenv("LOOM_MAX_LOADED_KERNELS");
     long v = s ? std::atol(s) : 0;
@@ -106,9 +108,10 @@ size_t max_loaded() {
   return n;
 }
 
+namespace {
+
 struct Loaded {
-  std::unique_ptr<CompiledKernel> kernel;
-  void* lib;
+  std::shared_ptr<const CompiledKernel> kernel;
   std::list<const std::string*>::iterator age;
 };
 
@@ -137,14 +140,18 @@ std::string cache_dir() {
   return std::string(home && *home ? home : "/tmp") + "/.cache/loom";
 }
 
-const CompiledKernel& compile_kernel(const std::string& source) {
+CompiledKernel::~CompiledKernel() {
+  if (lib) dlclose(lib);
+}
+
+std::shared_ptr<const CompiledKernel> compile_kernel(const std::string& source) {
   auto& c = cache();
   std::lock_guard<std::mutex> g(c.mu);
   auto it = c.by_source.find(source);
   if (it != c.by_source.end()) {
     metrics().cache_hits++;
     c.lru.splice(c.lru.begin(), c.lru, it->second.age);
-    return *it->second.kernel;
+    return it->second.kernel;
   }
   const std::string cmd = compiler_command();
   // The entry format is part of the key, so files of older formats are never looked at.
@@ -156,11 +163,11 @@ const CompiledKernel& compile_kernel(const std::string& source) {
   std::snprintf(name, sizeof name, "k_%016llx", (unsigned long long)h);
   const std::string dir = cache_dir();
   make_dirs(dir);
-  auto k = std::make_unique<CompiledKernel>();
+  auto k = std::make_shared<CompiledKernel>();
   k->name = name;
   k->source_path = dir + "/" + name + ".c";
   const std::string so = dir + "/" + name + ".so";
-  void* lib = nullptr;
+  void*& lib = k->lib;
   if (file_exists(so)) {
     // NOTE [Sealed cache entries] (runtime/disk_cache.h): never dlopen an unchecked file.
     // The source beside the object must be intact too: error messages and LOOM_DEBUG
@@ -212,18 +219,16 @@ const CompiledKernel& compile_kernel(const std::string& source) {
   k->fn = reinterpret_cast<KernelFn>(dlsym(lib, "kernel"));
   if (!k->fn)
     throw std::runtime_error("loom: kernel " + k->source_path + " defines no `kernel` symbol");
-  auto& ref = *k;
-  auto pos = c.by_source.emplace(source, Loaded{std::move(k), lib, {}}).first;
+  auto pos = c.by_source.emplace(source, Loaded{k, {}}).first;
   c.lru.push_front(&pos->first);
   pos->second.age = c.lru.begin();
-  if (c.by_source.size() > max_loaded()) {
+  if (c.by_source.size() > max_loaded_kernels()) {
     auto victim = c.by_source.find(*c.lru.back());
-    dlclose(victim->second.lib);
     c.lru.pop_back();
     c.by_source.erase(victim);
     metrics().kernels_unloaded++;
   }
-  return ref;
+  return k;
 }
 
 }  // namespace loom

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 namespace loom {
@@ -11,15 +12,25 @@ namespace loom {
 // outermost loop that this call covers.
 using KernelFn = void (*)(char** bufs, int64_t start, int64_t end);
 
+// A loaded kernel library; unloaded when the last holder lets go (the compile cache holds
+// the recently used ones, a kernel plan the one it runs).
 struct CompiledKernel {
   KernelFn fn = nullptr;
   std::string name;         // k_<hash>
   std::string source_path;  // where the source lies on disk
+  void* lib = nullptr;
+  CompiledKernel() = default;
+  CompiledKernel(const CompiledKernel&) = delete;
+  CompiledKernel& operator=(const CompiledKernel&) = delete;
+  ~CompiledKernel();
 };
 
 // Compiled or cached kernel for `source`, which defines `void kernel(char**, int64_t,
 // int64_t)`. Throws std::runtime_error naming the source file when compilation fails.
-const CompiledKernel& compile_kernel(const std::string& source);
+std::shared_ptr<const CompiledKernel> compile_kernel(const std::string& source);
+
+// How many kernels the cache keeps loaded (LOOM_MAX_LOADED_KERNELS, default 1024).
+size_t max_loaded_kernels();
 
 // The compiler command and flags in use (LOOM_CC overrides the compiler; LOOM_CFLAGS is
 // appended to the flags).

@@ -1,13 +1,17 @@
-// Running one kernel: lower, collapse, render, compile (cached), run, report faults.
+// Running one kernel: lower, collapse, render, compile (cached), run, report faults; or,
+// for a graph run before, its plan (NOTE [Kernel plans]).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <functional>
+#include <stdexcept>
 
 #include "codegen/kernel.h"
 #include "core/fault.h"
 #include "core/metrics.h"
 #include "runtime/compiler.h"
+#include "runtime/plan.h"
 #include "runtime/thread_pool.h"
 
 namespace loom {
@@ -33,51 +37,125 @@ void float_consts_as_arguments(LKernel& k) {
   }
 }
 
-// rows: a batched kernel's argument table, one row per store.
-void run_kernel(LKernel& k, const NodeRef& value, const std::string& what,
-                const std::vector<int64_t>* rows = nullptr) {
+// Compiles `k` (collapsed) and says how its outer loop is split; buffers and slots bind to
+// the kernel's own params and slot_values in order.
+KernelPlan make_plan(LKernel& k, const NodeRef& value, const std::function<std::string()>& what) {
   collapse_loops(k);
   if (k.prologue) collapse_loops(*k.prologue);
   std::string src = render_c(k);
   const int dbg = debug_level();
   if (dbg >= 5 && value) std::fprintf(stderr, "loom: graph\n%s", graph_str(value).c_str());
-  if (dbg >= 3)
-    std::fprintf(stderr, "loom: schedule %s\n%s", what.c_str(), lkernel_str(k).c_str());
-  const CompiledKernel& ck = compile_kernel(src);
-  if (dbg >= 4) std::fprintf(stderr, "loom: %s (%s)\n%s", ck.name.c_str(),
-                             ck.source_path.c_str(), src.c_str());
-  int64_t fault[2] = {0, 0};
-  std::vector<char*> bufs;
-  for (const auto& m : k.params) bufs.push_back(static_cast<char*>(m->data));
-  bufs.push_back(reinterpret_cast<char*>(fault));
-  if (rows) bufs.push_back(reinterpret_cast<char*>(const_cast<int64_t*>(rows->data())));
-  else if (!k.slot_values.empty()) bufs.push_back(reinterpret_cast<char*>(k.slot_values.data()));
+  if (dbg >= 3) std::fprintf(stderr, "loom: schedule %s\n%s", what().c_str(), lkernel_str(k).c_str());
+  KernelPlan p;
+  p.kernel = compile_kernel(src);
+  if (dbg >= 4)
+    std::fprintf(stderr, "loom: %s (%s)\n%s", p.kernel->name.c_str(),
+                 p.kernel->source_path.c_str(), src.c_str());
   // The outermost output loop is split across threads; a scatter runs in order on one.
-  int64_t outer = 1, inner_work = 1;
+  int64_t inner_work = 1;
   bool first = true;
   for (size_t v = 0; v < k.var_size.size(); ++v) {
     if (k.is_output_var[v] && int(v) != k.scan_var && first) {
-      outer = k.var_size[v];
+      p.outer = k.var_size[v];
       first = false;
     } else {
       inner_work *= k.var_size[v];
     }
   }
-  int64_t grain = std::max<int64_t>(1, (int64_t(1) << 15) / std::max<int64_t>(inner_work, 1));
-  if (k.out_dyn >= 0) grain = std::max<int64_t>(outer, 1);
-  if (rows) {  // the stores of a batch run in order
-    outer = int64_t(rows->size() / std::max<size_t>(k.slot_values.size(), 1));
-    grain = std::max<int64_t>(outer, 1);
-  }
+  p.grain = std::max<int64_t>(1, (int64_t(1) << 15) / std::max<int64_t>(inner_work, 1));
+  if (k.out_dyn >= 0) p.grain = std::max<int64_t>(p.outer, 1);
+  p.checks = k.checks;
+  p.nodes = k.nodes.size();
+  for (size_t i = 0; i < k.params.size(); ++i) p.param_mem.push_back(int(i));
+  for (size_t i = 0; i < k.slot_values.size(); ++i) p.slot_const.push_back(int(i));
+  return p;
+}
+
+// params: the kernel's buffers; args: its argument slots (or a batch's row table).
+void launch(const KernelPlan& p, std::vector<char*>& params, const int64_t* args,
+            const std::function<std::string()>& what) {
+  int64_t fault[2] = {0, 0};
+  params.push_back(reinterpret_cast<char*>(fault));
+  if (args) params.push_back(reinterpret_cast<char*>(const_cast<int64_t*>(args)));
   auto t0 = std::chrono::steady_clock::now();
-  run_parallel(ck.fn, bufs.data(), outer, grain);
+  run_parallel(p.kernel->fn, params.data(), p.outer, p.grain);
   metrics().kernels_run++;
-  if (dbg >= 2) {
+  if (debug_level() >= 2) {
     double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-    std::fprintf(stderr, "loom: kernel %s %s %zu nodes %.1f us\n", ck.name.c_str(), what.c_str(),
-                 k.nodes.size(), us);
+    std::fprintf(stderr, "loom: kernel %s %s %zu nodes %.1f us\n", p.kernel->name.c_str(),
+                 what().c_str(), p.nodes, us);
   }
-  if (fault[0] > 0) raise_fault(k.checks.at(size_t(fault[0] - 1)), fault[1]);
+  if (fault[0] > 0) raise_fault(p.checks.at(size_t(fault[0] - 1)), fault[1]);
+}
+
+// Runs `k` on its own buffers and slots.
+void run_lowered(LKernel& k, const NodeRef& value, const std::function<std::string()>& what) {
+  KernelPlan p = make_plan(k, value, what);
+  std::vector<char*> params;
+  for (const auto& m : k.params) params.push_back(static_cast<char*>(m->data));
+  launch(p, params, k.slot_values.empty() ? nullptr : k.slot_values.data(), what);
+}
+
+// Re-expresses a plan made from `k` in terms of a binding keyed from the same graph;
+// false when some buffer or constant of `k` is not in the binding.
+bool bind_plan(KernelPlan& p, const LKernel& k, const PlanBinding& b) {
+  for (size_t i = 0; i < k.params.size(); ++i) {
+    auto it = std::find(b.mems.begin(), b.mems.end(), k.params[i].get());
+    if (it == b.mems.end()) return false;
+    p.param_mem[i] = int(it - b.mems.begin());
+  }
+  for (const LNode& n : k.nodes) {
+    if (n.op != Op::Const || n.slot < 0) continue;
+    auto it = std::find(b.const_nodes.begin(), b.const_nodes.end(), n.origin);
+    if (it == b.const_nodes.end()) return false;
+    p.slot_const[size_t(n.slot)] = int(it - b.const_nodes.begin());
+  }
+  return true;
+}
+
+bool same_plan(const KernelPlan& a, const KernelPlan& b) {
+  return a.kernel->name == b.kernel->name && a.param_mem == b.param_mem && a.slot_const == b.slot_const &&
+         a.checks == b.checks && a.outer == b.outer && a.grain == b.grain && a.placed == b.placed;
+}
+
+void run_plan(const KernelPlan& p, const PlanBinding& b, const std::function<std::string()>& what) {
+  std::vector<char*> params;
+  params.reserve(p.param_mem.size() + 2);
+  for (int m : p.param_mem) params.push_back(static_cast<char*>(b.mems[size_t(m)]->data));
+  std::vector<int64_t> args;
+  args.reserve(p.slot_const.size());
+  for (int c : p.slot_const) args.push_back(b.consts[size_t(c)]);
+  launch(p, params, args.empty() ? nullptr : args.data(), what);
+}
+
+// A kernel through the plan cache: `lower` lowers it when no plan (or LOOM_CHECK_PLANS).
+template <typename LowerFn>
+void run_cached(PlanKind kind, const View& out, DType dtype, int64_t extra,
+                const std::vector<const Node*>& roots, Memory* out_mem, const NodeRef& value,
+                LowerFn lower, const std::function<std::string()>& what) {
+  PlanKey key;
+  PlanBinding b;
+  const bool keyed = plans_enabled() && debug_level() < 3 &&
+                     plan_key(kind, out, dtype, extra, roots, out_mem, key, b);
+  const KernelPlan* hit = keyed ? find_plan(key) : nullptr;
+  if (hit && !check_plans()) {
+    metrics().plan_hits++;
+    return run_plan(*hit, b, what);
+  }
+  LKernel k = lower();
+  float_consts_as_arguments(k);
+  if (!keyed) return run_lowered(k, value, what);
+  KernelPlan p = make_plan(k, value, what);
+  if (!bind_plan(p, k, b)) throw std::logic_error("loom: a kernel plan does not cover its kernel");
+  if (hit) {  // LOOM_CHECK_PLANS: the plan must be the one made afresh; run the cached one
+    if (!same_plan(*hit, p))
+      throw std::logic_error("loom: a cached kernel plan differs from a fresh one (" +
+                             hit->kernel->name + " vs " + p.kernel->name + ")");
+    metrics().plan_hits++;
+    return run_plan(*hit, b, what);
+  }
+  add_plan(key, p);
+  run_plan(p, b, what);
 }
 
 }  // namespace
@@ -85,25 +163,52 @@ void run_kernel(LKernel& k, const NodeRef& value, const std::string& what,
 void run_store_kernel(const View& out, DType dtype, const NodeRef& value,
                       const std::shared_ptr<Memory>& out_mem) {
   if (out.numel() == 0) return;
-  LKernel k = lower_store(out, dtype, value, out_mem);
-  float_consts_as_arguments(k);
-  run_kernel(k, value, std::string("store ") + dtype_name(dtype) + " " + out.str());
+  run_cached(
+      PlanKind::Store, out, dtype, 0, {value.get()}, out_mem.get(), value,
+      [&] { return lower_store(out, dtype, value, out_mem); },
+      [&] { return std::string("store ") + dtype_name(dtype) + " " + out.str(); });
+}
+
+bool reductions_placed(const View& out, DType dtype, const NodeRef& value) {
+  PlanKey key;
+  PlanBinding b;
+  const bool keyed = plans_enabled() &&
+                     plan_key(PlanKind::Placement, out, dtype, 0, {value.get()}, nullptr, key, b);
+  const KernelPlan* hit = keyed ? find_plan(key) : nullptr;
+  if (hit && !check_plans()) return hit->placed;
+  LKernel k = lower_store(out, dtype, value, nullptr);
+  collapse_loops(k);
+  KernelPlan p;
+  p.placed = place_reductions(k).ok;
+  if (hit && hit->placed != p.placed)
+    throw std::logic_error("loom: a cached reduction placement differs from a fresh one");
+  if (keyed) add_plan(key, p);
+  return p.placed;
 }
 
 void run_batched_kernel(LKernel first, const std::vector<std::vector<int64_t>>& rows) {
   std::vector<int64_t> table;
   table.reserve(rows.size() * first.slot_values.size());
   for (const auto& r : rows) table.insert(table.end(), r.begin(), r.end());
-  run_kernel(first, nullptr, "batch of " + std::to_string(rows.size()) + " stores " +
-                                 dtype_name(first.out_dtype), &table);
+  auto what = [&] {
+    return "batch of " + std::to_string(rows.size()) + " stores " + dtype_name(first.out_dtype);
+  };
+  KernelPlan p = make_plan(first, nullptr, what);
+  // The stores of a batch run in order, one row each.
+  p.outer = int64_t(rows.size());
+  p.grain = std::max<int64_t>(p.outer, 1);
+  std::vector<char*> params;
+  for (const auto& m : first.params) params.push_back(static_cast<char*>(m->data));
+  launch(p, params, table.data(), what);
 }
 
 void run_scatter_kernel(DType dtype, const NodeRef& value, const NodeRef& index, int combine,
                         const std::shared_ptr<Memory>& out_mem) {
   if (numel(index->shape) == 0) return;
-  LKernel k = lower_scatter(dtype, value, index, combine, out_mem);
-  float_consts_as_arguments(k);
-  run_kernel(k, value, std::string("scatter ") + dtype_name(dtype));
+  run_cached(
+      PlanKind::Scatter, View{}, dtype, combine, {index.get(), value.get()}, out_mem.get(),
+      value, [&] { return lower_scatter(dtype, value, index, combine, out_mem); },
+      [&] { return std::string("scatter ") + dtype_name(dtype); });
 }
 
 }  // namespace loom

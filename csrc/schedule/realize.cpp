@@ -134,13 +134,7 @@ void realize_store(const NodeRef& v) {
   bool inlined = false;
   NodeRef expr = fuse(v->src[1], nullptr, true, &inlined);
   if (inlined) {
-    bool placed;
-    {
-      LKernel k = lower_store(v->view(), v->dtype, expr, nullptr);
-      collapse_loops(k);
-      placed = place_reductions(k).ok;
-    }
-    if (!placed) {
+    if (!reductions_placed(v->view(), v->dtype, expr)) {
       expr.reset();  // its references would count as readers outside (NOTE [Live state])
       expr = fuse(v->src[1]);
     }

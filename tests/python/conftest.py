@@ -1,5 +1,10 @@
+import os
+
 import pytest
 import torch  # noqa: F401  (before loom, which links against torch)
+
+# Every kernel run from a plan is lowered again and compared (NOTE [Kernel plans]).
+os.environ.setdefault("LOOM_CHECK_PLANS", "1")
 
 import loom
 
