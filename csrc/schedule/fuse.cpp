@@ -70,6 +70,32 @@ bool reads_each_once(const View& v) {
   return is_non_overlapping(v);
 }
 
+// A value the program holds that reads this many arrays whole (following the producers
+// fusion would inline) is stored rather than recomputed by each reader (NOTE [Live state]).
+constexpr int kWideReads = 4;
+
+// The arrays a kernel computing `n` reads whole: loads that read each element once and
+// gathers, through pending elementwise producers that would be inlined; counts up to
+// `limit`.
+int wide_reads(const Node* n, std::unordered_set<const Node*>& seen, ReductionMemo& memo,
+               int limit) {
+  if (!seen.insert(n).second) return 0;
+  if (n->stored) return 1;
+  if (n->op == Op::Load) {
+    const Node* flat = n->src[0].get();
+    const bool inlines = !flat->realized && flat->op == Op::Store && flat->dtype == n->dtype &&
+                         (flat->owner.expired() || flat->src[0]->op == Op::Empty) &&
+                         is_dense_cover(flat->view(), flat->shape[0] / itemsize(flat->dtype)) &&
+                         !has_reduction(flat->src[1].get(), memo);
+    if (inlines) return wide_reads(flat->src[1].get(), seen, memo, limit);
+    return reads_each_once(n->view()) ? 1 : 0;
+  }
+  int count = n->op == Op::Gather ? 1 : 0;
+  for (size_t i = n->op == Op::Gather ? 1 : 0; i < n->src.size() && count < limit; ++i)
+    count += wide_reads(n->src[i].get(), seen, memo, limit - count);
+  return count;
+}
+
 // NOTE [Live state]: a pending value that will be read again is stored rather than
 // inlined into its reader (in place when nothing else reads the old contents), when
 // recomputing it in each reader costs more than a store:
@@ -77,6 +103,10 @@ bool reads_each_once(const View& v) {
 //   buffer that is still alive: the buffer's later writes build on it. Inlined, it would
 //   stay pending, so each later value (the next optimizer step over the parameter read by
 //   this step's forward) would carry the whole history in its expression;
+// * a value that reads kWideReads arrays or more (a residual stream: embeddings plus each
+//   block's output and bias), held by the program or read outside this kernel: each
+//   reader (a layer norm's passes, the next residual add, the backward) would read them
+//   all again;
 // * a result computed by reductions (pooling, softmax, a normalization's statistics) that
 //   the program still holds, or whose load some node outside this kernel also reads: each
 //   reader would compute the reductions again. A training step realized at its end reads
@@ -134,9 +164,11 @@ struct Fuser {
   bool stores_rather_than_inlines(const NodeRef& load, const Node* flat, const NodeRef& value) {
     const bool alive = !flat->owner.expired();
     if (alive && flat->src[0]->op != Op::Empty) return true;
-    if (alive) return has_reduction(value.get(), reduction_memo);
-    return load.use_count() > refs_of(load.get()).refs &&
-           has_reduction(value.get(), per_element_memo, true);
+    if (alive && has_reduction(value.get(), reduction_memo)) return true;
+    if (!alive && load.use_count() <= refs_of(load.get()).refs) return false;
+    if (!alive && has_reduction(value.get(), per_element_memo, true)) return true;
+    std::unordered_set<const Node*> seen;
+    return wide_reads(value.get(), seen, reduction_memo, kWideReads) >= kWideReads;
   }
 
   // The producer expression that a Load of `flat` through `load` can be replaced with.

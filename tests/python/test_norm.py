@@ -155,3 +155,31 @@ def test_batch_norm_statistics_computed_once_for_two_readers():
         outs.append((z1.cpu(), z2.cpu()))
     for want, got in zip(*outs):
         torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("held", [True, False])
+def test_a_wide_residual_is_stored_once_for_its_readers(held):
+    """NOTE [Live state]: a value that reads five arrays (a residual stream), read by a
+    layer norm and by another kernel, is stored once (3 kernels) instead of being computed
+    again inside both readers, whether or not Python still holds it. Read by one kernel,
+    it fuses into it unless Python holds it (a later reader would compute it again)."""
+    g = torch.Generator().manual_seed(5)
+    parts = [torch.randn(32, 128, generator=g) for _ in range(5)]
+    for readers, kernels in ((2, 3), (1, 2 if held else 1)):
+        outs = []
+        for dev in ("cpu", D):
+            ps = [p.to(dev) for p in parts]
+            loom.sync()
+            loom.reset_metrics()
+            x = ps[0] + ps[1] + ps[2] + ps[3] + ps[4]
+            got = [F.layer_norm(x, (128,))]
+            if readers == 2:
+                got.append(x * 2)
+            if not held:
+                del x
+            loom.sync()
+            if dev != "cpu":
+                assert loom.metrics()["kernels_run"] == kernels
+            outs.append([t.cpu() for t in got])
+        for want, have in zip(*outs):
+            torch.testing.assert_close(have, want, rtol=1e-4, atol=1e-4)
