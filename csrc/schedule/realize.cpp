@@ -198,10 +198,25 @@ void realize_extern(const NodeRef& n) {
   if (!call.done) {
     std::vector<ExternInput> in;
     for (size_t i = 0; i < n->src.size(); ++i) {
-      NodeRef v = fuse(n->src[i]);
+      const NodeRef& src = n->src[i];
+      NodeRef v = fuse(src);
       if (v->op == Op::Load && v->src[0]->realized &&
           (!call.accepts || call.accepts(i, v->view()))) {
         in.push_back({v->src[0]->realized, v->view(), v->dtype});
+        continue;
+      }
+      // A read of a whole pending value in any dim order (a transposed gradient into a
+      // weight gradient's product) realizes that value as it lies and hands the function
+      // the view, when the function takes it: the store is contiguous, not a transposing
+      // one, and the value's other readers (the input gradient's product, the bias
+      // gradient) read it stored.
+      const Node* flat = src->op == Op::Load ? src->src[0].get() : nullptr;
+      if (flat && !flat->realized && flat->op == Op::Store && flat->dtype == src->dtype &&
+          is_dense_cover(src->view(), flat->shape[0] / itemsize(flat->dtype)) &&
+          (!call.accepts || call.accepts(i, src->view()))) {
+        v.reset();
+        realize_value(src->src[0]);
+        in.push_back({flat->realized, src->view(), src->dtype});
         continue;
       }
       View dense = View::contiguous(v->shape);

@@ -129,3 +129,27 @@ def test_linear_backward():
         grads.append([t.grad.cpu() for t in (xs, ws, bs)])
     for g_cpu, g_loom in zip(*grads):
         torch.testing.assert_close(g_loom, g_cpu, rtol=1e-5, atol=1e-5)
+
+
+def test_a_pending_operand_is_stored_as_it_lies_for_a_transposed_read():
+    """A weight gradient reads the output gradient transposed: the pending value is stored
+    once in its own layout (a contiguous store) and BLAS reads it transposed; the input
+    gradient's product reads the same storage. One kernel for two products (it was a
+    transposing store for one and another store for the other)."""
+    g0, x, w = sample((32, 24), seed=30), sample((32, 16), seed=31), sample((24, 8), seed=32)
+    want = None
+    for dev in ("cpu", D):
+        gs, xs, ws = g0.to(dev), x.to(dev), w.to(dev)
+        loom.sync()
+        loom.reset_metrics()
+        g = gs * 2 + 1
+        outs = [torch.mm(g.t(), xs), torch.mm(g, ws)]
+        del g
+        got = [o.cpu() for o in outs]
+        if dev == "cpu":
+            want = got
+            continue
+        m = loom.metrics()
+        assert (m["kernels_run"], m["extern_calls"]) == (1, 2)
+        for a, b in zip(got, want):
+            torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-5)
