@@ -105,6 +105,10 @@ struct Node : std::enable_shared_from_this<Node> {
   Arg arg;
   size_t hash = 0;
   bool interned = false;
+  // Scratch of one graph walk at a time, under the engine lock (a kernel plan's key): the
+  // walk that last numbered this node, and its number there. Saves the walk a hash map.
+  mutable uint32_t walk = 0;
+  mutable int32_t walk_id = 0;
   // How deep realizing this value would recurse (fusion follows loads into pending
   // producers); graph.h bounds it by realizing early. A chain of writes adds nothing:
   // chains are realized in a loop.

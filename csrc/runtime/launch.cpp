@@ -119,11 +119,11 @@ bool same_plan(const KernelPlan& a, const KernelPlan& b) {
 }
 
 void run_plan(const KernelPlan& p, const PlanBinding& b, const std::function<std::string()>& what) {
-  std::vector<char*> params;
-  params.reserve(p.param_mem.size() + 2);
+  thread_local std::vector<char*> params;
+  thread_local std::vector<int64_t> args;
+  params.clear();
+  args.clear();
   for (int m : p.param_mem) params.push_back(static_cast<char*>(b.mems[size_t(m)]->data));
-  std::vector<int64_t> args;
-  args.reserve(p.slot_const.size());
   for (int c : p.slot_const) args.push_back(b.consts[size_t(c)]);
   launch(p, params, args.empty() ? nullptr : args.data(), what);
 }
@@ -133,8 +133,9 @@ template <typename LowerFn>
 void run_cached(PlanKind kind, const View& out, DType dtype, int64_t extra,
                 const std::vector<const Node*>& roots, Memory* out_mem, const NodeRef& value,
                 LowerFn lower, const std::function<std::string()>& what) {
-  PlanKey key;
-  PlanBinding b;
+  // Kept between calls for their capacity; nothing here runs a kernel plan reentrantly.
+  thread_local PlanKey key;
+  thread_local PlanBinding b;
   const bool keyed = plans_enabled() && debug_level() < 3 &&
                      plan_key(kind, out, dtype, extra, roots, out_mem, key, b);
   const KernelPlan* hit = keyed ? find_plan(key) : nullptr;
@@ -170,8 +171,8 @@ void run_store_kernel(const View& out, DType dtype, const NodeRef& value,
 }
 
 bool reductions_placed(const View& out, DType dtype, const NodeRef& value) {
-  PlanKey key;
-  PlanBinding b;
+  thread_local PlanKey key;
+  thread_local PlanBinding b;
   const bool keyed = plans_enabled() &&
                      plan_key(PlanKind::Placement, out, dtype, 0, {value.get()}, nullptr, key, b);
   const KernelPlan* hit = keyed ? find_plan(key) : nullptr;

@@ -11,7 +11,11 @@ namespace {
 
 class KeyWriter {
  public:
-  KeyWriter(PlanKey& key, PlanBinding& b) : w_(key.words), b_(b) {}
+  KeyWriter(PlanKey& key, PlanBinding& b) : w_(key.words), b_(b) {
+    static uint32_t walks = 0;
+    walk_ = ++walks;
+    if (walk_ == 0) walk_ = ++walks;  // 0 marks a node no walk has numbered
+  }
   bool ok = true;
 
   void word(int64_t v) { w_.push_back(v); }
@@ -32,28 +36,33 @@ class KeyWriter {
     return int64_t(b_.mems.size()) - 1;
   }
 
-  // Post-order: a node's record follows its sources' and names them by number.
+  // Post-order: a node's record follows its sources' and names them by number. Numbers
+  // live in the nodes (Node::walk), which a later walk overwrites.
   int64_t node(const Node* n) {
-    auto it = seen_.find(n);
-    if (it != seen_.end()) return it->second;
+    if (n->walk == walk_) return n->walk_id;
     const bool flat_src = n->op == Op::Load || n->op == Op::Gather;
-    std::vector<int64_t> src;
+    constexpr size_t kMaxSrc = 3;  // Where; an extern's many inputs never reach a kernel
+    if (n->src.size() > kMaxSrc) {
+      ok = false;
+      return 0;
+    }
+    int64_t src[kMaxSrc];
     for (size_t i = 0; i < n->src.size(); ++i) {
       const Node* s = n->src[i].get();
       if (i == 0 && flat_src) {
         if (!s->realized) ok = false;
-        src.push_back(memory(s->realized.get()));
+        src[i] = memory(s->realized.get());
       } else {
-        src.push_back(node(s));
+        src[i] = node(s);
       }
     }
-    word(int64_t(n->op) | int64_t(n->dtype) << 8 | int64_t(src.size()) << 16);
+    word(int64_t(n->op) | int64_t(n->dtype) << 8 | int64_t(n->src.size()) << 16);
     shape(n->shape);
-    w_.insert(w_.end(), src.begin(), src.end());
+    w_.insert(w_.end(), src, src + n->src.size());
     arg(n);
-    const int64_t id = int64_t(seen_.size());
-    seen_.emplace(n, id);
-    return id;
+    n->walk = walk_;
+    n->walk_id = next_id_++;
+    return n->walk_id;
   }
 
  private:
@@ -109,7 +118,8 @@ class KeyWriter {
 
   std::vector<int64_t>& w_;
   PlanBinding& b_;
-  std::unordered_map<const Node*, int64_t> seen_;
+  uint32_t walk_;
+  int32_t next_id_ = 0;
 };
 
 uint64_t hash_words(const std::vector<int64_t>& w) {
@@ -146,6 +156,10 @@ bool env_flag(const char* name, bool fallback) {
 bool plan_key(PlanKind kind, const View& out, DType dtype, int64_t extra,
               const std::vector<const Node*>& roots, Memory* out_mem, PlanKey& key,
               PlanBinding& binding) {
+  key.words.clear();
+  binding.mems.clear();
+  binding.consts.clear();
+  binding.const_nodes.clear();
   KeyWriter kw(key, binding);
   kw.word(int64_t(kind));
   kw.word(int64_t(dtype));

@@ -51,8 +51,9 @@ struct KernelPlan {
 enum class PlanKind : int64_t { Store, Scatter, Placement };
 
 // The key of a kernel over `roots` written through `out` (a store) or at computed indices
-// (a scatter, `extra` its combine kind) into `out_mem`. False when lowering would reject
-// the graph (a load of unrealized storage): lowering then reports it.
+// (a scatter, `extra` its combine kind) into `out_mem`, replacing what `key` and `binding`
+// held (callers reuse them: a training step keys hundreds of kernels). False when lowering
+// would reject the graph (a load of unrealized storage): lowering then reports it.
 bool plan_key(PlanKind kind, const View& out, DType dtype, int64_t extra,
               const std::vector<const Node*>& roots, Memory* out_mem, PlanKey& key,
               PlanBinding& binding);
