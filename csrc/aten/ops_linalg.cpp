@@ -288,9 +288,11 @@ Tensor& baddbmm_ip(Tensor& self, const Tensor& a, const Tensor& b, const c10::Sc
   return add_product_into(self, a, b, beta, alpha, self, true);
 }
 
-// dot and mv are memory-bound: generated reductions.
-Tensor dot_fn(const Tensor& a, const Tensor& b) {
-  check_operands("dot", {a, b});
+// dot and mv are memory-bound: generated reductions. dot and vdot see a vector's
+// conjugate bit (PyTorch lets both through the Conjugate key, as their CPU kernels read it);
+// vdot conjugates its first vector.
+Tensor dot_product(const char* op, const Tensor& a, const Tensor& b, bool conj_a) {
+  check_operands(op, {a, b});
   TORCH_CHECK(a.scalar_type() == b.scalar_type(),
               "dot : expected both vectors to have same dtype, but found ", a.scalar_type(),
               " and ", b.scalar_type());
@@ -299,15 +301,25 @@ Tensor dot_fn(const Tensor& a, const Tensor& b) {
               "] to have the same number of elements, but got ", a.numel(), " and ", b.numel(),
               " elements respectively");
   Tensor meta = at::dot(to_meta(a), to_meta(b));
+  const c10::ScalarType st = meta.scalar_type();
+  TORCH_CHECK(st != at::kBool && st != at::kHalf, "\"dot\" not implemented for '",
+              c10::toString(st), "'");
   EngineLock g(engine_mutex());
   Tensor out = result_like(meta);
-  DType t = to_loom(meta.scalar_type());
+  DType t = to_loom(st);
   DType acc = is_reduced_float(t) ? DType::Float32 : t;
-  Shape s = shape_of(a.sizes());
-  NodeRef r = reduce(ReduceKind::Sum, binary(Op::Mul, cast(read_tensor(a), acc), cast(read_tensor(b), acc)), {0}, acc);
+  auto value = [&](const Tensor& v, bool conj) {
+    NodeRef x = cast(read_tensor(v), acc);
+    return conj != v.is_conj() ? unary(Op::Conj, x) : x;
+  };
+  NodeRef r = reduce(ReduceKind::Sum, binary(Op::Mul, value(a, conj_a && a.is_complex()), value(b, false)),
+                     {0}, acc);
   assign(out, cast(reindex(r, {}, IndexMap{{0}, {}, {}}), t));
   return out;
 }
+
+Tensor dot_fn(const Tensor& a, const Tensor& b) { return dot_product("dot", a, b, false); }
+Tensor vdot_fn(const Tensor& a, const Tensor& b) { return dot_product("vdot", a, b, true); }
 
 Tensor mv_fn(const Tensor& m, const Tensor& v) {
   check_operands("mv", {m, v});
@@ -339,6 +351,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("baddbmm.out", TORCH_FN(baddbmm_out));
   m.impl("baddbmm_", TORCH_FN(baddbmm_ip));
   m.impl("dot", TORCH_FN(dot_fn));
+  m.impl("vdot", TORCH_FN(vdot_fn));
   m.impl("mv", TORCH_FN(mv_fn));
 }
 

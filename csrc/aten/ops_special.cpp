@@ -1,0 +1,315 @@
+// Pointwise ops with formulas of their own (logaddexp, logaddexp2, hypot, heaviside,
+// fmax/fmin, sinc, logit and its backward, round with decimals) and linalg_cross. Each formula follows the CPU kernel of torch 1.13 (its vectorized
+// path where the scalar one differs), and each op raises the CPU's error for the dtypes
+// that kernel has no code for.
+#include <ATen/ATen.h>
+#include <torch/library.h>
+
+#include <cmath>
+
+#include "aten/pointwise.h"
+
+namespace loom::aten {
+
+namespace {
+
+using at::Tensor;
+using V = std::vector<NodeRef>;
+using namespace expr;
+
+enum Kinds : unsigned { kFloat = 1, kHalf = 2, kIntegral = 4, kBool = 8, kComplex = 16 };
+
+// Raises `"kernel" not implemented for 'T'` as the CPU does when its kernel for `t`'s
+// kind is missing (Float, Double and BFloat16 always have one).
+void check_kernel_dtype(const char* kernel, c10::ScalarType t, unsigned kinds) {
+  bool ok;
+  if (t == at::kHalf) ok = kinds & kHalf;
+  else if (at::isFloatingType(t)) ok = kinds & kFloat;
+  else if (t == at::kBool) ok = kinds & kBool;
+  else if (at::isComplexType(t)) ok = kinds & kComplex;
+  else ok = kinds & kIntegral;
+  TORCH_CHECK(ok, "\"", kernel, "\" not implemented for '", c10::toString(t), "'");
+}
+
+// Functional, in-place and out= forms of a binary pointwise op whose meta function is
+// `meta(a, b)` / `meta_out(a, b, out)`.
+template <class Meta, class MetaOut, class Value>
+struct Binary {
+  const char* name;
+  const char* kernel;
+  unsigned kinds;
+  Meta meta;
+  MetaOut meta_out;
+  Value value;
+
+  Tensor functional(const Tensor& a, const Tensor& b) const {
+    check_operands(name, {a, b});
+    Tensor m = meta(to_meta(a), to_meta(b));
+    check_kernel_dtype(kernel, m.scalar_type(), kinds);
+    return pointwise_result(m, {a, b}, value);
+  }
+  Tensor& out(const Tensor& a, const Tensor& b, Tensor& o) const {
+    check_operands(name, {a, b, o});
+    Tensor ma = to_meta(a), mb = to_meta(b), mo = to_meta_out(o, a, ma, b, mb);
+    meta_out(ma, mb, mo);
+    check_kernel_dtype(kernel, mo.scalar_type(), kinds);
+    match_out(o, mo);
+    return pointwise_into(o, {a, b}, value);
+  }
+};
+
+template <class Meta, class MetaOut, class Value>
+Binary<Meta, MetaOut, Value> binary_op(const char* name, const char* kernel, unsigned kinds,
+                                       Meta meta, MetaOut meta_out, Value value) {
+  return {name, kernel, kinds, meta, meta_out, value};
+}
+
+// log(exp(a) + exp(b)) and log2(2^a + 2^b): the larger plus the log of one plus the other's
+// share; equal infinities give themselves.
+NodeRef log_add_exp(const NodeRef& a, const NodeRef& b, bool base2) {
+  NodeRef share = -abs(a - b);
+  NodeRef r = max(a, b) + (base2 ? unary(Op::Log2, 1.0 + unary(Op::Exp2, share))
+                                 : log(1.0 + exp(share)));
+  return select(both(eq(a, b), unary(Op::IsInf, a)), a, r);
+}
+
+// sqrt(a^2 + b^2) without overflow in the squares; an infinite side wins over NaN.
+NodeRef hypot(const NodeRef& a, const NodeRef& b) {
+  NodeRef x = abs(a), y = abs(b);
+  NodeRef hi = max(x, y), lo = min(x, y);
+  NodeRef q = lo / hi;
+  NodeRef r = select(eq(hi, 0.0), 0.0, hi * unary(Op::Sqrt, 1.0 + q * q));
+  return select(either(unary(Op::IsInf, a), unary(Op::IsInf, b)), lit(INFINITY, r), r);
+}
+
+// The larger (smaller) of two, a NaN losing to a number.
+NodeRef fmax_fmin(const NodeRef& a, const NodeRef& b, bool larger) {
+  NodeRef m = larger ? max(a, b) : min(a, b);
+  if (!is_floating(a->dtype)) return m;
+  return select(isnan(a), b, select(isnan(b), a, m));
+}
+
+const auto kLogaddexp = binary_op(
+    "logaddexp", "logaddexp_cpu", kFloat,
+    [](const Tensor& a, const Tensor& b) { return at::logaddexp(a, b); },
+    [](const Tensor& a, const Tensor& b, Tensor& o) { at::logaddexp_outf(a, b, o); },
+    [](const V& v) { return log_add_exp(v[0], v[1], false); });
+const auto kLogaddexp2 = binary_op(
+    "logaddexp2", "logaddexp2_cpu", kFloat,
+    [](const Tensor& a, const Tensor& b) { return at::logaddexp2(a, b); },
+    [](const Tensor& a, const Tensor& b, Tensor& o) { at::logaddexp2_outf(a, b, o); },
+    [](const V& v) { return log_add_exp(v[0], v[1], true); });
+const auto kHypot = binary_op(
+    "hypot", "hypot_cpu", kFloat, [](const Tensor& a, const Tensor& b) { return at::hypot(a, b); },
+    [](const Tensor& a, const Tensor& b, Tensor& o) { at::hypot_outf(a, b, o); },
+    [](const V& v) { return hypot(v[0], v[1]); });
+const auto kHeaviside = binary_op(
+    "heaviside", "heaviside_cpu", kFloat | kHalf | kIntegral | kBool,
+    [](const Tensor& a, const Tensor& b) { return at::heaviside(a, b); },
+    [](const Tensor& a, const Tensor& b, Tensor& o) { at::heaviside_outf(a, b, o); },
+    [](const V& v) { return select(eq(v[0], 0.0), v[1], select(gt(v[0], 0.0), 1.0, lit(0.0, v[1]))); });
+const auto kFmax = binary_op(
+    "fmax", "fmax_cpu", kFloat | kHalf | kIntegral | kBool,
+    [](const Tensor& a, const Tensor& b) { return at::fmax(a, b); },
+    [](const Tensor& a, const Tensor& b, Tensor& o) { at::fmax_outf(a, b, o); },
+    [](const V& v) { return fmax_fmin(v[0], v[1], true); });
+const auto kFmin = binary_op(
+    "fmin", "fmin_cpu", kFloat | kHalf | kIntegral | kBool,
+    [](const Tensor& a, const Tensor& b) { return at::fmin(a, b); },
+    [](const Tensor& a, const Tensor& b, Tensor& o) { at::fmin_outf(a, b, o); },
+    [](const V& v) { return fmax_fmin(v[0], v[1], false); });
+
+#define LOOM_BINARY_FORMS(name, op)                                                           \
+  Tensor name##_fn(const Tensor& a, const Tensor& b) { return op.functional(a, b); }         \
+  Tensor& name##_into(const Tensor& a, const Tensor& b, Tensor& o) { return op.out(a, b, o); } \
+  Tensor& name##_ip(Tensor& a, const Tensor& b) { return op.out(a, b, a); }
+LOOM_BINARY_FORMS(logaddexp, kLogaddexp)
+LOOM_BINARY_FORMS(logaddexp2, kLogaddexp2)
+LOOM_BINARY_FORMS(hypot, kHypot)
+LOOM_BINARY_FORMS(heaviside, kHeaviside)
+LOOM_BINARY_FORMS(fmax, kFmax)
+LOOM_BINARY_FORMS(fmin, kFmin)
+
+// --- sinc ---
+
+NodeRef sinc(const NodeRef& x) {
+  NodeRef p = x * M_PI;
+  return select(eq(x, 0.0), lit(1.0, x), unary(Op::Sin, p) / p);
+}
+
+Tensor sinc_fn(const Tensor& self) {
+  check_operands("sinc", {self});
+  Tensor m = at::sinc(to_meta(self));
+  check_kernel_dtype("sinc_cpu", m.scalar_type(), kFloat | kComplex);
+  return pointwise_result(m, {self}, [](const V& v) { return sinc(v[0]); });
+}
+Tensor& sinc_into(const Tensor& self, Tensor& out) {
+  check_operands("sinc", {self, out});
+  Tensor ms = to_meta(self), mo = to_meta_out(out, self, ms);
+  at::sinc_outf(ms, mo);
+  check_kernel_dtype("sinc_cpu", mo.scalar_type(), kFloat | kComplex);
+  match_out(out, mo);
+  return pointwise_into(out, {self}, [](const V& v) { return sinc(v[0]); });
+}
+Tensor& sinc_ip(Tensor& self) { return sinc_into(self, self); }
+
+// --- logit: log(z / (1 - z)), z clamped to [eps, 1 - eps] when eps is given ---
+
+// The dtype logit computes in (integers promote to the default float), checked before the
+// meta call, whose decomposition would raise another error for complex inputs.
+void check_logit_dtype(const char* kernel, const Tensor& self) {
+  const c10::ScalarType t = self.scalar_type();
+  check_kernel_dtype(kernel, at::isIntegralType(t, true) ? c10::typeMetaToScalarType(at::get_default_dtype()) : t, kFloat);
+}
+
+NodeRef logit(const NodeRef& x, c10::optional<double> eps, DType t) {
+  NodeRef z = x;
+  if (eps && *eps >= 0) {
+    // The bounds as the CPU's kernel holds them, in the tensor's dtype.
+    NodeRef lo = cast(constant(Scalar::of_float(*eps), t, x->shape), x->dtype);
+    NodeRef hi = cast(binary(Op::Sub, constant(Scalar::of_float(1), t, x->shape),
+                             constant(Scalar::of_float(*eps), t, x->shape)),
+                      x->dtype);
+    z = select(lt(x, lo), lo, select(gt(x, hi), hi, x));
+  }
+  return log(z / (1.0 - z));
+}
+
+Tensor logit_fn(const Tensor& self, c10::optional<double> eps) {
+  check_operands("logit", {self});
+  check_logit_dtype("logit_cpu", self);
+  Tensor m = at::logit(to_meta(self), eps);
+  const DType t = to_loom(m.scalar_type());
+  return pointwise_result(m, {self}, [&](const V& v) { return logit(v[0], eps, t); });
+}
+Tensor& logit_into(const Tensor& self, c10::optional<double> eps, Tensor& out) {
+  check_operands("logit", {self, out});
+  check_logit_dtype("logit_cpu", self);
+  Tensor ms = to_meta(self), mo = to_meta_out(out, self, ms);
+  at::logit_outf(ms, eps, mo);
+  match_out(out, mo);
+  const DType t = to_loom(mo.scalar_type());
+  return pointwise_into(out, {self}, [&](const V& v) { return logit(v[0], eps, t); });
+}
+Tensor& logit_ip(Tensor& self, c10::optional<double> eps) { return logit_into(self, eps, self); }
+
+// dy / (x (1 - x)) inside [0, 1] (NaN outside), or inside [eps, 1 - eps] (0 outside).
+NodeRef logit_grad(const NodeRef& dy, const NodeRef& x, c10::optional<double> eps, DType t) {
+  NodeRef g = dy / (x * (1.0 - x));
+  if (!eps || *eps < 0) return select(both(ge(x, 0.0), le(x, 1.0)), g, lit(NAN, g));
+  NodeRef lo = cast(constant(Scalar::of_float(*eps), t, x->shape), x->dtype);
+  NodeRef hi = cast(binary(Op::Sub, constant(Scalar::of_float(1), t, x->shape),
+                           constant(Scalar::of_float(*eps), t, x->shape)),
+                    x->dtype);
+  return select(both(ge(x, lo), le(x, hi)), g, lit(0.0, g));
+}
+
+Tensor& logit_backward_into(const Tensor& dy, const Tensor& self, c10::optional<double> eps,
+                           Tensor& out) {
+  check_operands("logit_backward", {dy, self, out});
+  check_logit_dtype("logit_backward_cpu", self);
+  Tensor md = to_meta(dy), ms = to_meta(self), mo = to_meta_out(out, dy, md, self, ms);
+  at::logit_backward_outf(md, ms, eps, mo);
+  match_out(out, mo);
+  const DType t = to_loom(mo.scalar_type());
+  return pointwise_into(out, {dy, self}, [&](const V& v) { return logit_grad(v[0], v[1], eps, t); });
+}
+Tensor logit_backward_fn(const Tensor& dy, const Tensor& self, c10::optional<double> eps) {
+  check_operands("logit_backward", {dy, self});
+  check_logit_dtype("logit_backward_cpu", self);
+  Tensor m = at::logit_backward(to_meta(dy), to_meta(self), eps);
+  const DType t = to_loom(m.scalar_type());
+  return pointwise_result(m, {dy, self}, [&](const V& v) { return logit_grad(v[0], v[1], eps, t); });
+}
+
+// --- round to a number of decimals: nearbyint(x * 10^d) / 10^d, or for d < 0
+// nearbyint(x / 10^-d) * 10^-d, with the power in the tensor's dtype ---
+
+NodeRef round_decimals(const NodeRef& x, int64_t decimals, DType t) {
+  const bool neg = decimals < 0;
+  const double p = std::pow(10.0, double(neg ? -decimals : decimals));
+  NodeRef ten = cast(constant(Scalar::of_float(p), t, x->shape), x->dtype);
+  return neg ? unary(Op::Round, x / ten) * ten : unary(Op::Round, x * ten) / ten;
+}
+
+Tensor& round_decimals_into(const Tensor& self, int64_t decimals, Tensor& out) {
+  check_operands("round", {self, out});
+  Tensor ms = to_meta(self), mo = to_meta_out(out, self, ms);
+  at::round_outf(ms, decimals, mo);
+  check_kernel_dtype("round_cpu", mo.scalar_type(), kFloat);
+  match_out(out, mo);
+  const DType t = to_loom(mo.scalar_type());
+  return pointwise_into(out, {self}, [&](const V& v) { return round_decimals(v[0], decimals, t); });
+}
+Tensor round_decimals_fn(const Tensor& self, int64_t decimals) {
+  check_operands("round", {self});
+  Tensor m = at::round(to_meta(self), decimals);
+  check_kernel_dtype("round_cpu", m.scalar_type(), kFloat);
+  const DType t = to_loom(m.scalar_type());
+  return pointwise_result(m, {self}, [&](const V& v) { return round_decimals(v[0], decimals, t); });
+}
+Tensor& round_decimals_ip(Tensor& self, int64_t decimals) {
+  return round_decimals_into(self, decimals, self);
+}
+
+// --- linalg_cross: r_i = a_(i+1) b_(i+2) - a_(i+2) b_(i+1) along dim, indices mod 3 ---
+
+Tensor& linalg_cross_into(const Tensor& self, const Tensor& other, int64_t dim, Tensor& out) {
+  check_operands("linalg_cross", {self, other, out});
+  Tensor ms = to_meta(self), mt = to_meta(other), mo = to_meta_out(out, self, ms, other, mt);
+  at::linalg_cross_outf(ms, mt, dim, mo);
+  check_kernel_dtype("cross", mo.scalar_type(), kFloat | kIntegral | kComplex);
+  TORCH_CHECK(other.scalar_type() == self.scalar_type(), "expected scalar type ",
+              self.scalar_type(), " but found ", other.scalar_type());
+  match_out(out, mo);
+  dim = c10::maybe_wrap_dim(dim, self.dim());
+  Tensor a = self.expand(out.sizes()), b = other.expand(out.sizes());
+  Tensor r = a.roll(-1, dim) * b.roll(-2, dim) - a.roll(-2, dim) * b.roll(-1, dim);
+  EngineLock g(engine_mutex());
+  assign(out, read_tensor(r));
+  return out;
+}
+Tensor linalg_cross_fn(const Tensor& self, const Tensor& other, int64_t dim) {
+  check_operands("linalg_cross", {self, other});
+  Tensor m = at::linalg_cross(to_meta(self), to_meta(other), dim);
+  Tensor out;
+  {
+    EngineLock g(engine_mutex());
+    out = result_like(m);
+  }
+  return linalg_cross_into(self, other, dim, out);
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("logaddexp", logaddexp_fn);
+  m.impl("logaddexp.out", logaddexp_into);
+  m.impl("logaddexp2", logaddexp2_fn);
+  m.impl("logaddexp2.out", logaddexp2_into);
+  m.impl("hypot", hypot_fn);
+  m.impl("hypot_", hypot_ip);
+  m.impl("hypot.out", hypot_into);
+  m.impl("heaviside", heaviside_fn);
+  m.impl("heaviside_", heaviside_ip);
+  m.impl("heaviside.out", heaviside_into);
+  m.impl("fmax", fmax_fn);
+  m.impl("fmax.out", fmax_into);
+  m.impl("fmin", fmin_fn);
+  m.impl("fmin.out", fmin_into);
+  m.impl("sinc", sinc_fn);
+  m.impl("sinc_", sinc_ip);
+  m.impl("sinc.out", sinc_into);
+  m.impl("logit", logit_fn);
+  m.impl("logit_", logit_ip);
+  m.impl("logit.out", logit_into);
+  m.impl("logit_backward", logit_backward_fn);
+  m.impl("logit_backward.grad_input", logit_backward_into);
+  m.impl("round.decimals", round_decimals_fn);
+  m.impl("round_.decimals", round_decimals_ip);
+  m.impl("round.decimals_out", round_decimals_into);
+  m.impl("linalg_cross", linalg_cross_fn);
+  m.impl("linalg_cross.out", linalg_cross_into);
+}
+
+}  // namespace loom::aten
