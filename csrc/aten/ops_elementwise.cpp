@@ -30,6 +30,8 @@ const char* cpu_kernel_without_complex(Op op) {
     case Op::Expm1: return "expm1_vml_cpu";
     case Op::Log1p: return "log1p_vml_cpu";
     case Op::Erf: return "erf_vml_cpu";
+    case Op::Lgamma: return "lgamma_vml_cpu";
+    case Op::Digamma: return "digamma";
     case Op::Round: return "round_vml_cpu";
     case Op::Frac: return "frac_cpu";
     case Op::BitwiseNot: return "bitwise_not_cpu";
@@ -75,6 +77,8 @@ void check_supported(Op op, DType t) {
     case Op::Round: name = "round"; ok = !boolean; break;
     case Op::Trunc: name = "trunc"; ok = !boolean; break;
     case Op::Frac: name = "frac"; ok = flt; break;
+    case Op::Lgamma: name = "lgamma_vml_cpu"; ok = t != DType::Float16; break;
+    case Op::Digamma: name = "digamma"; ok = t != DType::Float16; break;
     case Op::FloorDiv: name = "div_floor"; ok = !boolean; break;
     case Op::TruncDiv: name = "div_trunc"; ok = !boolean; break;
     case Op::Remainder: name = "remainder"; ok = !boolean; break;
@@ -162,8 +166,8 @@ Tensor& unary_into(Op op, const Tensor& self, Tensor& out, const Tensor& meta_fn
   X(abs, Abs) X(neg, Neg) X(exp, Exp) X(exp2, Exp2) X(expm1, Expm1) X(log, Log)          \
   X(log2, Log2) X(log10, Log10) X(log1p, Log1p) X(sqrt, Sqrt) X(rsqrt, Rsqrt) X(sin, Sin) \
   X(cos, Cos) X(tan, Tan) X(asin, Asin) X(acos, Acos) X(atan, Atan) X(sinh, Sinh)        \
-  X(cosh, Cosh) X(tanh, Tanh) X(sigmoid, Sigmoid) X(erf, Erf) X(floor, Floor)             \
-  X(ceil, Ceil) X(round, Round) X(trunc, Trunc) X(frac, Frac) X(sign, Sign)              \
+  X(cosh, Cosh) X(tanh, Tanh) X(sigmoid, Sigmoid) X(erf, Erf) X(lgamma, Lgamma)          \
+  X(digamma, Digamma) X(floor, Floor) X(ceil, Ceil) X(round, Round) X(trunc, Trunc) X(frac, Frac) X(sign, Sign)              \
   X(reciprocal, Reciprocal) X(logical_not, LogicalNot) X(bitwise_not, BitwiseNot)          \
   X(sgn, Sign)
 

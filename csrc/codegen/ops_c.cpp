@@ -208,6 +208,45 @@ static inline float loom_erff(float x) {
 )";
 }
 
+const char* c_gamma_prelude() {
+  return R"(/* lgamma without the global sign that lgamma writes (kernels run on several threads). */
+float lgammaf_r(float, int*); double lgamma_r(double, int*);
+static inline float loom_lgammaf(float x) { int s; return lgammaf_r(x, &s); }
+static inline double loom_lgamma(double x) { int s; return lgamma_r(x, &s); }
+/* digamma, as the CPU computes it: psi(x) = psi(x + 1) - 1 / x lifts x to 10 or more and
+   the asymptotic series log x - 1 / 2x - sum of B_2k / (2k x^2k), k = 1..7, ends it; a
+   negative x reflects to psi(1 - x) - pi / tan(pi r), r the fractional part of x, with the
+   reflection in double. */
+#define LOOM_DIGAMMA(name, T, S)                                                          \
+  static T name(T x) {                                                                    \
+    if (x == 0) return 1 / x < 0 ? (T)__builtin_inf() : -(T)__builtin_inf();             \
+    T reflect = 0;                                                                        \
+    if (x < 0) {                                                                          \
+      if (x == trunc##S(x)) return (T)__builtin_nan("");                                  \
+      const double pi = 3.14159265358979323846;                                           \
+      reflect = (T)(pi / tan(pi * (double)(x - trunc##S(x))));                            \
+      x = 1 - x;                                                                          \
+    }                                                                                     \
+    T acc = 0;                                                                            \
+    while (x < 10) {                                                                      \
+      acc -= 1 / x;                                                                       \
+      x += 1;                                                                             \
+    }                                                                                     \
+    if (x == 10) return acc + (T)2.25175258906672110764 - reflect;                        \
+    T s = 0;                                                                              \
+    if (x < (T)1e17) {                                                                    \
+      T z = 1 / (x * x);                                                                  \
+      s = z * ((T)(1.0 / 12) + z * ((T)(-1.0 / 120) + z * ((T)(1.0 / 252) +             \
+          z * ((T)(-1.0 / 240) + z * ((T)(1.0 / 132) + z * ((T)(-691.0 / 32760) +        \
+          z * (T)(1.0 / 12)))))));                                                        \
+    }                                                                                     \
+    return acc + log##S(x) - (T)0.5 / x - s - reflect;                                    \
+  }
+LOOM_DIGAMMA(loom_digammaf, float, f)
+LOOM_DIGAMMA(loom_digamma, double, )
+)";
+}
+
 namespace {
 
 bool single(DType t) { return t != DType::Float64 && t != DType::Complex128; }
@@ -363,6 +402,8 @@ std::string c_op(Op op, DType in, DType out, const std::vector<std::string>& a) 
     case Op::Cosh: e = fn("cosh", in) + x(0); break;
     case Op::Tanh: e = vec_fn("tanh", in) + x(0); break;
     case Op::Erf: e = vec_fn("erf", in) + x(0); break;
+    case Op::Lgamma: e = (single(in) ? "loom_lgammaf" : "loom_lgamma") + x(0); break;
+    case Op::Digamma: e = (single(in) ? "loom_digammaf" : "loom_digamma") + x(0); break;
     case Op::Sigmoid: e = "(1 / (1 + " + vec_fn("exp", in) + "(-" + x(0) + ")))"; break;
     case Op::Relu: e = "((" + x(0) + " > 0 || " + x(0) + " != " + x(0) + ") ? " + x(0) + " : 0)"; break;
     case Op::Floor: e = flt ? fn("floor", in) + x(0) : x(0); break;

@@ -481,9 +481,16 @@ struct Renderer {
     return depth;
   }
 
+  static bool uses_gamma(const LKernel& k) {
+    for (const LNode& n : k.nodes)
+      if (n.op == Op::Lgamma || n.op == Op::Digamma) return true;
+    return k.prologue && uses_gamma(*k.prologue);
+  }
+
   // The kernel function; a batched kernel's prologue is a static function called first.
   std::string render(bool entry = true) {
     if (entry) os << c_libc_decls() << c_prelude() << c_math_prelude();
+    if (entry && uses_gamma(k)) os << c_gamma_prelude();
     if (entry && k.prologue) {
       Renderer pro(*k.prologue);
       os << pro.render(false);

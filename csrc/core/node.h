@@ -33,6 +33,7 @@ namespace loom {
   X(Cos, 1, Unary) X(Tan, 1, Unary) X(Asin, 1, Unary) X(Acos, 1, Unary)              \
   X(Atan, 1, Unary) X(Sinh, 1, Unary) X(Cosh, 1, Unary) X(Tanh, 1, Unary)            \
   X(Sigmoid, 1, Unary) X(Relu, 1, Unary) X(Erf, 1, Unary) X(Floor, 1, Unary)         \
+  X(Lgamma, 1, Unary) X(Digamma, 1, Unary)                                           \
   X(Ceil, 1, Unary) X(Round, 1, Unary) X(Trunc, 1, Unary) X(Frac, 1, Unary)          \
   X(Sign, 1, Unary) X(Reciprocal, 1, Unary) X(IsNan, 1, Unary) X(IsInf, 1, Unary)    \
   X(IsFinite, 1, Unary) X(LogicalNot, 1, Unary) X(BitwiseNot, 1, Unary)              \

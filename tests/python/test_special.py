@@ -1,5 +1,5 @@
 """logaddexp, logaddexp2, hypot, heaviside, fmax/fmin, sinc, logit (and its backward),
-round(decimals=), vdot and linalg.cross on Loom against the CPU: values (with NaN, infinities
+round(decimals=), lgamma, digamma, vdot and linalg.cross on Loom against the CPU: values (with NaN, infinities
 and signed zeros), result dtypes and strides, every dtype's result or error, the in-place
 and out= forms, and gradients. None of them falls back to the CPU."""
 import pytest
@@ -73,6 +73,8 @@ UNARY = {
     "logit_eps": lambda x: torch.logit(x, eps=0.2),
     "round_2": lambda x: torch.round(x, decimals=2),
     "round_-1": lambda x: torch.round(x, decimals=-1),
+    "lgamma": torch.lgamma,
+    "digamma": torch.digamma,
 }
 
 
@@ -137,6 +139,18 @@ def test_logit_gradient(eps):
         torch.logit(t, eps=eps).backward(torch.linspace(-1, 1, len(x)).to(dev))
         grads.append(t.grad.cpu())
     torch.testing.assert_close(grads[1], grads[0], equal_nan=True)
+
+
+def test_lgamma_gradient_is_digamma_on_loom():
+    x = torch.linspace(-3.7, 6.3, 41)
+    grads = []
+    for dev in ("cpu", D):
+        loom.reset_metrics()
+        t = x.clone().to(dev).requires_grad_()
+        torch.lgamma(t).sum().backward()
+        grads.append(t.grad.cpu())
+    assert loom.metrics()["fallbacks"] == {}
+    torch.testing.assert_close(grads[1], grads[0])
 
 
 def test_gradients_of_the_binary_ops():
