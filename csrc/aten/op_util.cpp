@@ -133,15 +133,7 @@ NodeRef int_const(int64_t v, const Shape& shape) {
 }
 
 NodeRef pooling_argmax(const NodeRef& window, const std::vector<int>& axes) {
-  const Shape& s = window->shape;
-  NodeRef pos = int_const(0, s);
-  for (int ax : axes)
-    pos = binary(Op::Add, binary(Op::Mul, pos, int_const(s[size_t(ax)], s)), iota(DType::Int64, s, ax));
-  NodeRef nan_pos = where(unary(Op::IsNan, window), pos, int_const(-1, s));
-  NodeRef last_nan = reduce(ReduceKind::Max, nan_pos, axes, DType::Int64);
-  NodeRef first_max = reduce(ReduceKind::ArgMax, window, axes, DType::Int64);
-  const Shape& r = last_nan->shape;
-  return where(binary(Op::Ge, last_nan, int_const(0, r)), last_nan, first_max);
+  return reduce(ReduceKind::PoolArgMax, window, axes, DType::Int64);
 }
 
 NodeRef index_value(const at::Tensor& index, const Shape& shape) {

@@ -148,7 +148,9 @@ struct Renderer {
   std::string emit_reduce(int id, int depth) {
     const LNode& n = k.nodes[id];
     const ReduceKind kind = std::get<ReduceArg>(n.arg).kind;
-    const bool arg = kind == ReduceKind::ArgMax || kind == ReduceKind::ArgMin;
+    const bool arg = kind == ReduceKind::ArgMax || kind == ReduceKind::ArgMin ||
+                     kind == ReduceKind::PoolArgMax;
+    const bool mx = kind != ReduceKind::ArgMin;
     DType vt = k.nodes[n.src[0]].dtype;
     DType acc_t = arg ? vt : n.dtype;
     std::string T = compute_ctype(acc_t), init = c_reduce_init(kind, acc_t);
@@ -161,7 +163,7 @@ struct Renderer {
     const bool wide = keyed && vt == DType::Float64;
     if (keyed) {
       T = wide ? "int64_t" : "int32_t";
-      init = std::string(wide ? "INT64" : "INT32") + (kind == ReduceKind::ArgMax ? "_MIN" : "_MAX");
+      init = std::string(wide ? "INT64" : "INT32") + (mx ? "_MIN" : "_MAX");
     }
     std::string acc = "acc" + std::to_string(id), best = "idx" + std::to_string(id);
     const int lanes = reduce_lanes(n, kind, acc_t);
@@ -192,14 +194,16 @@ struct Renderer {
       if (cached != row_cache.end())
         line(at, row + "[" + var_name(k, n.vars[0]) + "] = " + v + ";");
       if (keyed) {
-        const bool mx = kind == ReduceKind::ArgMax;
         const std::string nan_key = std::string(wide ? "INT64" : "INT32") + (mx ? "_MAX" : "_MIN");
+        // PoolArgMax takes every NaN (the only key equal to nan_key), so the last one wins;
+        // an integer test, which gcc keeps branch-free where `v != v` became a branch.
+        const std::string also = kind == ReduceKind::PoolArgMax ? " | (k_ == " + nan_key + ")" : "";
         line(at, "{ const " + T + " k_ = " + v + " != " + v + " ? " + nan_key + " : " +
-                     (wide ? "loom_dkey(" : "loom_fkey(") + v + "); const int t_ = k_" +
-                     (mx ? " > " : " < ") + acc + "; " + acc + " = t_ ? k_ : " + acc + "; " + best +
-                     " = t_ ? " + lin + " : " + best + "; }");
+                     (wide ? "loom_dkey(" : "loom_fkey(") + v + "); const int t_ = (k_" +
+                     (mx ? " > " : " < ") + acc + ")" + also + "; " + acc + " = t_ ? k_ : " + acc +
+                     "; " + best + " = t_ ? " + lin + " : " + best + "; }");
       } else if (arg) {
-        const char* cmp = kind == ReduceKind::ArgMax ? " > " : " < ";
+        const char* cmp = mx ? " > " : " < ";
         // The first NaN, else the first extreme. Computed without a branch (NOTE [NaN-sticky
         // max]): a branch on data is mispredicted about half the time in a pooling window.
         line(at, "{ const int t_ = (" + v + cmp + acc + ") | ((" + v + " != " + v + ") & (" + acc +
@@ -292,7 +296,9 @@ struct Renderer {
       const LNode& n = k.nodes[i];
       if (n.op != Op::Reduce) continue;
       const ReduceKind kind = std::get<ReduceArg>(n.arg).kind;
-      if (kind == ReduceKind::ArgMax || kind == ReduceKind::ArgMin || n.vars.empty()) return 0;
+      if (kind == ReduceKind::ArgMax || kind == ReduceKind::ArgMin ||
+          kind == ReduceKind::PoolArgMax || n.vars.empty())
+        return 0;
       for (size_t j = 0; j < i; ++j)  // a reduction below a reduction
         if (k.nodes[j].op == Op::Reduce && loads_below(int(i), int(j))) return 0;
       if (!loads_contiguous(n.src[0], xi)) return 0;

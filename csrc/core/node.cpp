@@ -111,7 +111,8 @@ OpKind op_kind(Op op) { return kOpInfo[int(op)].kind; }
 int op_arity(Op op) { return kOpInfo[int(op)].arity; }
 
 const char* reduce_name(ReduceKind k) {
-  static const char* names[] = {"sum", "prod", "max", "min", "argmax", "argmin", "any", "all"};
+  static const char* names[] = {"sum", "prod", "max", "min", "argmax", "argmin", "any", "all",
+                                "pool_argmax"};
   return names[int(k)];
 }
 

@@ -61,7 +61,8 @@ const char* op_name(Op op);
 OpKind op_kind(Op op);
 int op_arity(Op op);
 
-enum class ReduceKind : uint8_t { Sum, Prod, Max, Min, ArgMax, ArgMin, Any, All };
+// PoolArgMax: ArgMax but for NaN, where the last NaN wins (the CPU's max-pool indices).
+enum class ReduceKind : uint8_t { Sum, Prod, Max, Min, ArgMax, ArgMin, Any, All, PoolArgMax };
 const char* reduce_name(ReduceKind k);
 
 struct ReduceArg {
