@@ -162,14 +162,17 @@ void check_logit_dtype(const char* kernel, const Tensor& self) {
   check_kernel_dtype(kernel, at::isIntegralType(t, true) ? c10::typeMetaToScalarType(at::get_default_dtype()) : t, kFloat);
 }
 
+// eps and 1 - eps as the CPU's kernel holds them, in the tensor's dtype `t`, at x's.
+std::pair<NodeRef, NodeRef> logit_bounds(double eps, DType t, const NodeRef& x) {
+  NodeRef e = constant(Scalar::of_float(eps), t, x->shape);
+  NodeRef one = constant(Scalar::of_float(1), t, x->shape);
+  return {cast(e, x->dtype), cast(binary(Op::Sub, one, e), x->dtype)};
+}
+
 NodeRef logit(const NodeRef& x, c10::optional<double> eps, DType t) {
   NodeRef z = x;
   if (eps && *eps >= 0) {
-    // The bounds as the CPU's kernel holds them, in the tensor's dtype.
-    NodeRef lo = cast(constant(Scalar::of_float(*eps), t, x->shape), x->dtype);
-    NodeRef hi = cast(binary(Op::Sub, constant(Scalar::of_float(1), t, x->shape),
-                             constant(Scalar::of_float(*eps), t, x->shape)),
-                      x->dtype);
+    auto [lo, hi] = logit_bounds(*eps, t, x);
     z = select(lt(x, lo), lo, select(gt(x, hi), hi, x));
   }
   return log(z / (1.0 - z));
@@ -197,10 +200,7 @@ Tensor& logit_ip(Tensor& self, c10::optional<double> eps) { return logit_into(se
 NodeRef logit_grad(const NodeRef& dy, const NodeRef& x, c10::optional<double> eps, DType t) {
   NodeRef g = dy / (x * (1.0 - x));
   if (!eps || *eps < 0) return select(both(ge(x, 0.0), le(x, 1.0)), g, lit(NAN, g));
-  NodeRef lo = cast(constant(Scalar::of_float(*eps), t, x->shape), x->dtype);
-  NodeRef hi = cast(binary(Op::Sub, constant(Scalar::of_float(1), t, x->shape),
-                           constant(Scalar::of_float(*eps), t, x->shape)),
-                    x->dtype);
+  auto [lo, hi] = logit_bounds(*eps, t, x);
   return select(both(ge(x, lo), le(x, hi)), g, lit(0.0, g));
 }
 
