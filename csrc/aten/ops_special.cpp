@@ -119,16 +119,18 @@ const auto kFmin = binary_op(
     [](const Tensor& a, const Tensor& b, Tensor& o) { at::fmin_outf(a, b, o); },
     [](const V& v) { return fmax_fmin(v[0], v[1], false); });
 
-#define LOOM_BINARY_FORMS(name, op)                                                           \
-  Tensor name##_fn(const Tensor& a, const Tensor& b) { return op.functional(a, b); }         \
-  Tensor& name##_into(const Tensor& a, const Tensor& b, Tensor& o) { return op.out(a, b, o); } \
-  Tensor& name##_ip(Tensor& a, const Tensor& b) { return op.out(a, b, a); }
+#define LOOM_BINARY_FORMS(name, op)                                                   \
+  Tensor name##_fn(const Tensor& a, const Tensor& b) { return op.functional(a, b); } \
+  Tensor& name##_into(const Tensor& a, const Tensor& b, Tensor& o) { return op.out(a, b, o); }
 LOOM_BINARY_FORMS(logaddexp, kLogaddexp)
 LOOM_BINARY_FORMS(logaddexp2, kLogaddexp2)
 LOOM_BINARY_FORMS(hypot, kHypot)
 LOOM_BINARY_FORMS(heaviside, kHeaviside)
 LOOM_BINARY_FORMS(fmax, kFmax)
 LOOM_BINARY_FORMS(fmin, kFmin)
+// Only these two have in-place forms.
+Tensor& hypot_ip(Tensor& a, const Tensor& b) { return kHypot.out(a, b, a); }
+Tensor& heaviside_ip(Tensor& a, const Tensor& b) { return kHeaviside.out(a, b, a); }
 
 // --- sinc ---
 
