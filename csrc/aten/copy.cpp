@@ -105,8 +105,9 @@ void copy_loom_to_loom(const at::Tensor& src, const at::Tensor& dst) {
   } else {
     if (src.is_conj()) v = unary(Op::Conj, v);
     if (src.is_neg()) v = unary(Op::Neg, v);
-    if (is_complex(src_dtype) && !is_complex(dst_dtype))
+    if (is_complex(src_dtype) && !is_complex(dst_dtype)) {
       TORCH_WARN_ONCE("Casting complex values to real discards the imaginary part");
+    }
     v = cast(v, dst_dtype);
     if (dst.is_conj()) v = unary(Op::Conj, v);
     if (dst.is_neg()) v = unary(Op::Neg, v);
