@@ -32,6 +32,7 @@ const char* cpu_kernel_without_complex(Op op) {
     case Op::Erf: return "erf_vml_cpu";
     case Op::Lgamma: return "lgamma_vml_cpu";
     case Op::Digamma: return "digamma";
+    case Op::Trigamma: return "trigamma";
     case Op::Round: return "round_vml_cpu";
     case Op::Frac: return "frac_cpu";
     case Op::BitwiseNot: return "bitwise_not_cpu";

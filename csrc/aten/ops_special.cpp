@@ -1,5 +1,6 @@
 // Pointwise ops with formulas of their own (logaddexp, logaddexp2, hypot, heaviside,
-// fmax/fmin, sinc, logit and its backward, round with decimals) and linalg_cross. Each formula follows the CPU kernel of torch 1.13 (its vectorized
+// fmax/fmin, sinc, logit and its backward, round with decimals, polygamma) and
+// linalg_cross. Each formula follows the CPU kernel of torch 1.13 (its vectorized
 // path where the scalar one differs), and each op raises the CPU's error for the dtypes
 // that kernel has no code for.
 #include <ATen/ATen.h>
@@ -254,6 +255,42 @@ Tensor& round_decimals_ip(Tensor& self, int64_t decimals) {
   return round_decimals_into(self, decimals, self);
 }
 
+// --- polygamma(n, x): digamma for n = 0, trigamma for n = 1, else (-1)^(n+1) n!
+// zeta(n + 1, x), n! as exp(lgamma(n + 1)) in the tensor's dtype, as the CPU computes it ---
+
+const char* polygamma_kernel(int64_t n) {
+  return n == 0 ? "digamma" : n == 1 ? "trigamma" : "polygamma";
+}
+
+NodeRef polygamma(int64_t n, const NodeRef& x, DType t) {
+  if (n == 0) return unary(Op::Digamma, x);
+  if (n == 1) return unary(Op::Trigamma, x);
+  const double factorial = t == DType::Float64 ? std::exp(std::lgamma(double(n) + 1))
+                                               : double(std::exp(std::lgamma(float(n) + 1.0f)));
+  NodeRef s = constant(Scalar::of_float(double(n + 1)), x->dtype, x->shape);
+  NodeRef zeta = binary(Op::Zeta, s, x);
+  if (is_reduced_float(t)) zeta = cast(cast(zeta, t), x->dtype);  // the CPU rounds it first
+  return lit(n % 2 ? factorial : -factorial, x) * zeta;
+}
+
+Tensor& polygamma_into(int64_t n, const Tensor& self, Tensor& out) {
+  check_operands("polygamma", {self, out});
+  Tensor ms = to_meta(self), mo = to_meta_out(out, self, ms);
+  at::polygamma_outf(n, ms, mo);
+  check_kernel_dtype(polygamma_kernel(n), mo.scalar_type(), kFloat);
+  match_out(out, mo);
+  const DType t = to_loom(mo.scalar_type());
+  return pointwise_into(out, {self}, [&](const V& v) { return polygamma(n, v[0], t); });
+}
+Tensor polygamma_fn(int64_t n, const Tensor& self) {
+  check_operands("polygamma", {self});
+  Tensor m = at::polygamma(n, to_meta(self));
+  check_kernel_dtype(polygamma_kernel(n), m.scalar_type(), kFloat);
+  const DType t = to_loom(m.scalar_type());
+  return pointwise_result(m, {self}, [&](const V& v) { return polygamma(n, v[0], t); });
+}
+Tensor& polygamma_ip(Tensor& self, int64_t n) { return polygamma_into(n, self, self); }
+
 // --- linalg_cross: r_i = a_(i+1) b_(i+2) - a_(i+2) b_(i+1) along dim, indices mod 3 ---
 
 Tensor& linalg_cross_into(const Tensor& self, const Tensor& other, int64_t dim, Tensor& out) {
@@ -310,6 +347,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("round.decimals", round_decimals_fn);
   m.impl("round_.decimals", round_decimals_ip);
   m.impl("round.decimals_out", round_decimals_into);
+  m.impl("polygamma", polygamma_fn);
+  m.impl("polygamma.out", polygamma_into);
+  m.impl("polygamma_", polygamma_ip);
   m.impl("linalg_cross", linalg_cross_fn);
   m.impl("linalg_cross.out", linalg_cross_into);
 }

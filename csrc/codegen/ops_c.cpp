@@ -244,6 +244,71 @@ static inline double loom_lgamma(double x) { int s; return lgamma_r(x, &s); }
   }
 LOOM_DIGAMMA(loom_digammaf, float, f)
 LOOM_DIGAMMA(loom_digamma, double, )
+/* trigamma, as the CPU computes it: below 1/2 the reflection pi^2 / sin^2(pi x) -
+   psi1(1 - x), six steps of psi1(x) = psi1(x + 1) + 1 / x^2, then the asymptotic series
+   (1 + 1/2x + 1/6x^2 - 1/30x^4 + 1/42x^6) / x. */
+#define LOOM_TRIGAMMA(name, T, S)                                                         \
+  static T name(T x) {                                                                    \
+    T sign = 1, r = 0;                                                                    \
+    if (x < (T)0.5) {                                                                     \
+      const T pi = (T)3.14159265358979323846;                                             \
+      const T s = sin##S(pi * x);                                                         \
+      sign = -1;                                                                          \
+      r -= pi * pi / (s * s);                                                             \
+      x = 1 - x;                                                                          \
+    }                                                                                     \
+    for (int i = 0; i < 6; ++i) {                                                         \
+      r += 1 / (x * x);                                                                   \
+      x += 1;                                                                             \
+    }                                                                                     \
+    const T ixx = 1 / (x * x);                                                            \
+    r += (1 + 1 / (2 * x) +                                                               \
+          ixx * ((T)1 / 6 - ixx * ((T)1 / 30 - ixx * ((T)1 / 42)))) / x;                  \
+    return sign * r;                                                                      \
+  }
+LOOM_TRIGAMMA(loom_trigammaf, float, f)
+LOOM_TRIGAMMA(loom_trigamma, double, )
+/* The Hurwitz zeta function sum over k >= 0 of (q + k)^-x, in double as the CPU computes
+   it: terms summed until q + k passes 9 (and at least nine of them), then the
+   Euler-Maclaurin tail with the Bernoulli numbers B2..B24, each step stopping once a term
+   no longer changes the sum in double. */
+static double loom_zeta(double x, double q) {
+  /* (2j)! / B_2j, j = 1..12 */
+  static const double fb[12] = {12.0, -720.0, 30240.0, -1209600.0, 47900160.0,
+      -1307674368000.0 / 691, 74724249600.0, -10670622842880000.0 / 3617,
+      5109094217170944000.0 / 43867, -802857662698291200000.0 / 174611,
+      155112100433309859840000.0 / 854513, -1693824136731743669452800000.0 / 236364091};
+  const double eps = 1.11022302462515654042e-16;
+  if (x == 1) return __builtin_inf();
+  if (x < 1) return __builtin_nan("");
+  if (q <= 0) {
+    if (q == floor(q)) return __builtin_inf();
+    if (x != floor(x)) return __builtin_nan("");
+  }
+  double s = pow(q, -x), a = q, b = 0;
+  for (int i = 0; i < 9 || a <= 9.0; ++i) {
+    a += 1;
+    b = pow(a, -x);
+    s += b;
+    if (-eps * s < b && b < eps * s) return s;
+  }
+  const double w = a;
+  s += b * w / (x - 1);
+  s -= 0.5 * b;
+  double f = 1, k = 0;
+  for (int j = 0; j < 12; ++j) {
+    f *= x + k;
+    b /= w;
+    const double t = f * b / fb[j];
+    s += t;
+    if (fabs(t / s) < eps) return s;
+    k += 1;
+    f *= x + k;
+    b /= w;
+    k += 1;
+  }
+  return s;
+}
 )";
 }
 
@@ -404,6 +469,8 @@ std::string c_op(Op op, DType in, DType out, const std::vector<std::string>& a) 
     case Op::Erf: e = vec_fn("erf", in) + x(0); break;
     case Op::Lgamma: e = (single(in) ? "loom_lgammaf" : "loom_lgamma") + x(0); break;
     case Op::Digamma: e = (single(in) ? "loom_digammaf" : "loom_digamma") + x(0); break;
+    case Op::Trigamma: e = (single(in) ? "loom_trigammaf" : "loom_trigamma") + x(0); break;
+    case Op::Zeta: e = "((" + T + ")loom_zeta(" + a[0] + ", " + a[1] + "))"; break;
     case Op::Sigmoid: e = "(1 / (1 + " + vec_fn("exp", in) + "(-" + x(0) + ")))"; break;
     case Op::Relu: e = "((" + x(0) + " > 0 || " + x(0) + " != " + x(0) + ") ? " + x(0) + " : 0)"; break;
     case Op::Floor: e = flt ? fn("floor", in) + x(0) : x(0); break;

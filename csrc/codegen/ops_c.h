@@ -14,7 +14,8 @@ const char* c_prelude();
 const char* c_libc_decls();
 // Loom's own float32 math (exp ...), branch-free so that loops calling it vectorize.
 const char* c_math_prelude();
-// lgamma and digamma, for the kernels that use them (kept out of the others' source).
+// lgamma, digamma, trigamma and zeta, for the kernels that use them (kept out of the
+// others' source).
 const char* c_gamma_prelude();
 // Expression for `op` on arguments of compute dtype `in`, giving dtype `out`.
 std::string c_op(Op op, DType in, DType out, const std::vector<std::string>& a);

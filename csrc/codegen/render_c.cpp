@@ -489,7 +489,8 @@ struct Renderer {
 
   static bool uses_gamma(const LKernel& k) {
     for (const LNode& n : k.nodes)
-      if (n.op == Op::Lgamma || n.op == Op::Digamma) return true;
+      if (n.op == Op::Lgamma || n.op == Op::Digamma || n.op == Op::Trigamma || n.op == Op::Zeta)
+        return true;
     return k.prologue && uses_gamma(*k.prologue);
   }
 

@@ -1,5 +1,5 @@
 """logaddexp, logaddexp2, hypot, heaviside, fmax/fmin, sinc, logit (and its backward),
-round(decimals=), lgamma, digamma, vdot and linalg.cross on Loom against the CPU: values (with NaN, infinities
+round(decimals=), lgamma, digamma, polygamma, vdot and linalg.cross on Loom against the CPU: values (with NaN, infinities
 and signed zeros), result dtypes and strides, every dtype's result or error, the in-place
 and out= forms, and gradients. None of them falls back to the CPU."""
 import pytest
@@ -139,6 +139,41 @@ def test_logit_gradient(eps):
         torch.logit(t, eps=eps).backward(torch.linspace(-1, 1, len(x)).to(dev))
         grads.append(t.grad.cpu())
     torch.testing.assert_close(grads[1], grads[0], equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 5])
+def test_polygamma(n, dtype):
+    x = values(dtype, 3)
+    if dtype.is_floating_point:
+        x = torch.cat([x, torch.tensor([0.49, 0.5, 0.51, 1.0, 2.0, -3.7, 9.99], dtype=dtype)])
+    if dtype != torch.bfloat16 or n < 2:
+        same(lambda t: torch.polygamma(n, t), x)
+        return
+    # bfloat16 with n >= 2: the CPU sums zeta in float, which loses digits to cancellation
+    # for negative x; Loom sums in double. Both against the float64 value, rounded.
+    got = torch.polygamma(n, x.to(D)).cpu()
+    want = torch.polygamma(n, x.double()).to(dtype)
+    torch.testing.assert_close(got, want, rtol=1e-2, atol=1e-2, equal_nan=True)
+
+
+def test_polygamma_forms_and_errors():
+    x = torch.rand(5, 4)[:, ::2] * 3
+    same(lambda t: torch.polygamma(2, t, out=torch.empty(0, device=t.device)), x)
+    same(lambda t: t.clone().polygamma_(3), x)
+    same(lambda t: torch.polygamma(-1, t), x)
+
+
+def test_digamma_gradient_is_trigamma_on_loom():
+    x = torch.linspace(-3.7, 6.3, 41)
+    grads = []
+    for dev in ("cpu", D):
+        loom.reset_metrics()
+        t = x.clone().to(dev).requires_grad_()
+        torch.digamma(t).sum().backward()
+        grads.append(t.grad.cpu())
+    assert loom.metrics()["fallbacks"] == {}
+    torch.testing.assert_close(grads[1], grads[0])
 
 
 def test_lgamma_gradient_is_digamma_on_loom():
