@@ -61,12 +61,23 @@ void copy_host_to_loom(const at::Tensor& src, const at::Tensor& dst) {
   if (dst.numel() == 0) return;
 
   EngineLock g(engine_mutex());
+  Buffer& buffer = buffer_of(dst);
+  if (dst.storage_offset() == 0 && int64_t(host.nbytes()) == buffer.nbytes &&
+      is_dense_cover(view_of(dst), dst.numel())) {
+    // The copy replaces the whole storage: its bytes become the new realized value, with
+    // no kernel, and an index tensor copied in can be bounds-checked at the op (check_now).
+    // Pending readers of the old value keep the old memory.
+    at::Tensor laid = at::empty_strided(dst.sizes(), dst.strides(), host.options());
+    laid.copy_(host);
+    write_host(buffer, laid.data_ptr(), laid.nbytes());
+    return;
+  }
   // A staging buffer lets the engine treat host bytes like any other storage value; the
   // value outlives the Buffer because the load below holds it.
   Buffer staging(int64_t(host.nbytes()));
   write_host(staging, host.data_ptr(), host.nbytes());
   NodeRef v = loom::read(staging, dtype, View::contiguous(shape_of(dst.sizes())));
-  loom::write(buffer_of(dst), dtype, view_of(dst), v);
+  loom::write(buffer, dtype, view_of(dst), v);
 }
 
 void copy_loom_to_host(const at::Tensor& src, const at::Tensor& dst) {

@@ -244,7 +244,8 @@ def test_fault_leaves_storage_and_device_usable(fresh_metrics):
     x = torch.arange(6.0, device=loom.device)
     loom.sync()
     alias = x[2:]
-    x.index_put_((torch.tensor([1, 9], device=loom.device),), torch.tensor(5.0, device=loom.device))
+    pending = torch.tensor([0, 8], device=loom.device) + 1  # known only when a kernel runs
+    x.index_put_((pending,), torch.tensor(5.0, device=loom.device))
     with pytest.raises(IndexError, match="index 9 is out of bounds for dimension 0 with size 6"):
         x.cpu()
     assert x.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
@@ -255,7 +256,7 @@ def test_fault_leaves_storage_and_device_usable(fresh_metrics):
 
 def test_gather_fault_raises_at_sync():
     x = torch.arange(6.0, device=loom.device)
-    y = x.gather(0, torch.tensor([7], device=loom.device))
+    y = x.gather(0, torch.tensor([6], device=loom.device) + 1)
     with pytest.raises(RuntimeError, match="index 7 is out of bounds for dimension 0 with size 6"):
         loom.sync()
     del y
@@ -266,11 +267,48 @@ def test_gather_fault_raises_at_sync():
 def test_scatter_fault_inside_later_writes():
     x = torch.zeros(5, device=loom.device)
     x[0] = 1
-    x.scatter_(0, torch.tensor([9], device=loom.device), 3.0)
+    x.scatter_(0, torch.tensor([8], device=loom.device) + 1, 3.0)
     x[1] = 2
     with pytest.raises(RuntimeError, match="index 9"):
         x.cpu()
     assert x.tolist() == [1.0, 2.0, 0.0, 0.0, 0.0]
+
+
+def test_copied_index_is_checked_at_the_op(fresh_metrics):
+    # An index copied from the host is realized by the copy, so its values are known and
+    # out-of-range entries raise at the op, as on the CPU; nothing ran to find them.
+    x = torch.zeros(5, device=loom.device)
+    before = loom.metrics()["kernels_run"]
+    for bad in (5, -6):
+        idx = torch.tensor([0, bad], device=loom.device)
+        with pytest.raises(IndexError, match=f"index {bad} is out of bounds for dimension 0 with size 5"):
+            x[idx]
+        with pytest.raises(IndexError, match=f"index {bad} is out of bounds"):
+            x[idx] = 1.0
+        with pytest.raises(IndexError, match=f"index {bad} is out of bounds"):
+            x[[bad]]
+    assert loom.metrics()["kernels_run"] == before
+    assert x.tolist() == [0.0] * 5
+
+
+def test_host_copy_replaces_whole_storage_without_a_kernel(fresh_metrics):
+    # A copy that covers its whole storage (any dense layout) becomes the storage's value
+    # directly; pending readers of the old value still see the old value.
+    x = torch.arange(6.0, device=loom.device).reshape(2, 3)
+    old = x * 2
+    before = loom.metrics()["kernels_run"]
+    x.copy_(torch.full((2, 3), 7.0))
+    cl = torch.empty(2, 3, 4, 5, device=loom.device).to(memory_format=torch.channels_last)
+    src = torch.randn(2, 3, 4, 5)
+    cl.copy_(src)
+    assert loom.metrics()["kernels_run"] == before
+    assert cl.stride() == src.to(memory_format=torch.channels_last).stride()
+    assert torch.equal(cl.cpu(), src)
+    assert x.tolist() == [[7.0] * 3] * 2
+    assert old.tolist() == [[0.0, 2.0, 4.0], [6.0, 8.0, 10.0]]
+    part = torch.zeros(4, device=loom.device)
+    part[1:3].copy_(torch.tensor([1.0, 2.0]))  # a part of the storage: written by a kernel
+    assert part.tolist() == [0.0, 1.0, 2.0, 0.0]
 
 
 def test_index_put_is_one_kernel_and_in_place(fresh_metrics):

@@ -204,8 +204,8 @@ def main():
         print(f"skipped but listed as failing: {t}")
     print(f"{c['passed']} passed, {c['failed']} failed, {c['skipped']} skipped "
           f"in {time.monotonic() - t_all:.0f} s; "
-          f"{100 * c['passed'] / max(1, len(outcomes)):.1f}% of {len(outcomes)} instantiated "
-          f"tests pass ({100 * c['passed'] / max(1, ran):.1f}% of the {ran} not skipped); "
+          f"{100 * c['passed'] / max(1, len(outcomes)):.2f}% of {len(outcomes)} instantiated "
+          f"tests pass ({100 * c['passed'] / max(1, ran):.2f}% of the {ran} not skipped); "
           f"{len(failed) - len(unexpected)} expected failures, {len(unexpected)} unexpected, "
           f"{len(now_pass)} unexpected passes")
     print(f"logs: {opts.log_dir}")
