@@ -18,53 +18,6 @@ using at::Tensor;
 using V = std::vector<NodeRef>;
 using namespace expr;
 
-enum Kinds : unsigned { kFloat = 1, kHalf = 2, kIntegral = 4, kBool = 8, kComplex = 16 };
-
-// Raises `"kernel" not implemented for 'T'` as the CPU does when its kernel for `t`'s
-// kind is missing (Float, Double and BFloat16 always have one).
-void check_kernel_dtype(const char* kernel, c10::ScalarType t, unsigned kinds) {
-  bool ok;
-  if (t == at::kHalf) ok = kinds & kHalf;
-  else if (at::isFloatingType(t)) ok = kinds & kFloat;
-  else if (t == at::kBool) ok = kinds & kBool;
-  else if (at::isComplexType(t)) ok = kinds & kComplex;
-  else ok = kinds & kIntegral;
-  TORCH_CHECK(ok, "\"", kernel, "\" not implemented for '", c10::toString(t), "'");
-}
-
-// Functional, in-place and out= forms of a binary pointwise op whose meta function is
-// `meta(a, b)` / `meta_out(a, b, out)`.
-template <class Meta, class MetaOut, class Value>
-struct Binary {
-  const char* name;
-  const char* kernel;
-  unsigned kinds;
-  Meta meta;
-  MetaOut meta_out;
-  Value value;
-
-  Tensor functional(const Tensor& a, const Tensor& b) const {
-    check_operands(name, {a, b});
-    Tensor m = meta(to_meta(a), to_meta(b));
-    check_kernel_dtype(kernel, m.scalar_type(), kinds);
-    return pointwise_result(m, {a, b}, value);
-  }
-  Tensor& out(const Tensor& a, const Tensor& b, Tensor& o) const {
-    check_operands(name, {a, b, o});
-    Tensor ma = to_meta(a), mb = to_meta(b), mo = to_meta_out(o, a, ma, b, mb);
-    meta_out(ma, mb, mo);
-    check_kernel_dtype(kernel, mo.scalar_type(), kinds);
-    match_out(o, mo);
-    return pointwise_into(o, {a, b}, value);
-  }
-};
-
-template <class Meta, class MetaOut, class Value>
-Binary<Meta, MetaOut, Value> binary_op(const char* name, const char* kernel, unsigned kinds,
-                                       Meta meta, MetaOut meta_out, Value value) {
-  return {name, kernel, kinds, meta, meta_out, value};
-}
-
 // log(exp(a) + exp(b)) and log2(2^a + 2^b): the larger plus the log of one plus the other's
 // share; equal infinities give themselves.
 NodeRef log_add_exp(const NodeRef& a, const NodeRef& b, bool base2) {

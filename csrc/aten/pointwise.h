@@ -44,6 +44,90 @@ at::Tensor& pointwise_into(at::Tensor& dst, const std::vector<at::Tensor>& input
   return dst;
 }
 
+// Which dtypes the CPU's kernel for an op has code for (check_kernel_dtype).
+enum Kinds : unsigned {
+  kFloat = 1, kHalf = 2, kIntegral = 4, kBool = 8, kComplex = 16,
+  kNoBFloat16 = 32  // with kFloat: float and double only
+};
+
+// Raises `"kernel" not implemented for 'T'` as the CPU does when its kernel for `t`'s
+// kind is missing.
+inline void check_kernel_dtype(const char* kernel, c10::ScalarType t, unsigned kinds) {
+  bool ok;
+  if (t == at::kHalf) ok = kinds & kHalf;
+  else if (t == at::kBFloat16) ok = (kinds & kFloat) && !(kinds & kNoBFloat16);
+  else if (at::isFloatingType(t)) ok = kinds & kFloat;
+  else if (t == at::kBool) ok = kinds & kBool;
+  else if (at::isComplexType(t)) ok = kinds & kComplex;
+  else ok = kinds & kIntegral;
+  TORCH_CHECK(ok, "\"", kernel, "\" not implemented for '", c10::toString(t), "'");
+}
+
+// Functional, in-place and out= forms of a binary pointwise op whose meta function is
+// `meta(a, b)` / `meta_out(a, b, out)`.
+template <class Meta, class MetaOut, class Value>
+struct Binary {
+  const char* name;
+  const char* kernel;
+  unsigned kinds;
+  Meta meta;
+  MetaOut meta_out;
+  Value value;
+
+  at::Tensor functional(const at::Tensor& a, const at::Tensor& b) const {
+    check_operands(name, {a, b});
+    at::Tensor m = meta(to_meta(a), to_meta(b));
+    check_kernel_dtype(kernel, m.scalar_type(), kinds);
+    return pointwise_result(m, {a, b}, value);
+  }
+  at::Tensor& out(const at::Tensor& a, const at::Tensor& b, at::Tensor& o) const {
+    check_operands(name, {a, b, o});
+    at::Tensor ma = to_meta(a), mb = to_meta(b), mo = to_meta_out(o, a, ma, b, mb);
+    meta_out(ma, mb, mo);
+    check_kernel_dtype(kernel, mo.scalar_type(), kinds);
+    match_out(o, mo);
+    return pointwise_into(o, {a, b}, value);
+  }
+};
+
+template <class Meta, class MetaOut, class Value>
+Binary<Meta, MetaOut, Value> binary_op(const char* name, const char* kernel, unsigned kinds,
+                                       Meta meta, MetaOut meta_out, Value value) {
+  return {name, kernel, kinds, meta, meta_out, value};
+}
+
+// The same for a unary op: `meta(a)` / `meta_out(a, out)`.
+template <class Meta, class MetaOut, class Value>
+struct Unary {
+  const char* name;
+  const char* kernel;
+  unsigned kinds;
+  Meta meta;
+  MetaOut meta_out;
+  Value value;
+
+  at::Tensor functional(const at::Tensor& a) const {
+    check_operands(name, {a});
+    at::Tensor m = meta(to_meta(a));
+    check_kernel_dtype(kernel, m.scalar_type(), kinds);
+    return pointwise_result(m, {a}, value);
+  }
+  at::Tensor& out(const at::Tensor& a, at::Tensor& o) const {
+    check_operands(name, {a, o});
+    at::Tensor ma = to_meta(a), mo = to_meta_out(o, a, ma);
+    meta_out(ma, mo);
+    check_kernel_dtype(kernel, mo.scalar_type(), kinds);
+    match_out(o, mo);
+    return pointwise_into(o, {a}, value);
+  }
+};
+
+template <class Meta, class MetaOut, class Value>
+Unary<Meta, MetaOut, Value> unary_op(const char* name, const char* kernel, unsigned kinds,
+                                     Meta meta, MetaOut meta_out, Value value) {
+  return {name, kernel, kinds, meta, meta_out, value};
+}
+
 namespace expr {
 
 // A constant of `like`'s dtype and shape.

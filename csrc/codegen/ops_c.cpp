@@ -120,7 +120,8 @@ LOOM_LIBM1(cos) LOOM_LIBM1(tan) LOOM_LIBM1(asin) LOOM_LIBM1(acos) LOOM_LIBM1(ata
 LOOM_LIBM1(sinh) LOOM_LIBM1(cosh) LOOM_LIBM1(tanh) LOOM_LIBM1(erf) LOOM_LIBM1(floor)
 LOOM_LIBM1(ceil) LOOM_LIBM1(nearbyint) LOOM_LIBM1(trunc) LOOM_LIBM1(round) LOOM_LIBM1(rint)
 LOOM_LIBM2(fmod) LOOM_LIBM2(pow) LOOM_LIBM2(atan2) LOOM_LIBM2(copysign) LOOM_LIBM2(fmin)
-LOOM_LIBM2(fmax)
+LOOM_LIBM2(fmax) LOOM_LIBM1(acosh) LOOM_LIBM1(asinh) LOOM_LIBM1(atanh) LOOM_LIBM1(erfc)
+LOOM_LIBM2(nextafter)
 )";
 }
 
@@ -312,6 +313,113 @@ static double loom_zeta(double x, double q) {
 )";
 }
 
+const char* c_special_prelude() {
+  return R"(/* Inverse error functions, the normal quantile, modified Bessel functions I0 and I1,
+   frexp's two parts, gcd and bfloat16's nextafter. Each float32 value is computed in
+   double and rounded once. */
+/* z >= 0 with erfc(z) = q, 0 < q <= 1: Winitzki's closed form for erf^-1(1 - q), with
+   1 - (1 - q)^2 as q (2 - q), starts three Halley steps on erfc(z) - q (f''/f' = -2z). */
+static double loom_erfcinv_pos(double q) {
+  const double a = 0.147, c = 2 / (3.14159265358979323846 * a);
+  const double l = log(q * (2 - q)), b = c + 0.5 * l;
+  double z = sqrt(sqrt(b * b - l / a) - b);
+  for (int i = 0; i < 3; ++i) {
+    const double u = (erfc(z) - q) / (-1.12837916709551257390 * exp(-z * z));
+    z -= u / (1 + z * u);
+  }
+  return z;
+}
+/* erf^-1(y) for |y| <= 1/2, the same way on erf(x) - y. */
+static double loom_erfinv_mid(double y) {
+  const double a = 0.147, c = 2 / (3.14159265358979323846 * a), ay = fabs(y);
+  const double l = log((1 - ay) * (1 + ay)), b = c + 0.5 * l;
+  double x = sqrt(sqrt(b * b - l / a) - b);
+  for (int i = 0; i < 3; ++i) {
+    const double u = (erf(x) - ay) / (1.12837916709551257390 * exp(-x * x));
+    x -= u / (1 + x * u);
+  }
+  return copysign(x, y);
+}
+/* Beyond 1/2 the tail, 1 - |y| (exact there), goes through erfc, which keeps its digits. */
+static double loom_erfinv(double y) {
+  if (isnan(y)) return y;
+  const double ay = fabs(y);
+  if (ay >= 1) return ay == 1 ? copysign(__builtin_inf(), y) : __builtin_nan("");
+  if (ay <= 0.5) return loom_erfinv_mid(y);
+  return copysign(loom_erfcinv_pos(1 - ay), y);
+}
+/* The standard normal quantile: sqrt(2) erf^-1(2p - 1) in the middle (2p - 1 exact), and
+   in each tail -/+ sqrt(2) erfc^-1 of twice the tail's probability. */
+static double loom_ndtri(double p) {
+  if (isnan(p)) return p;
+  if (p <= 0) return p == 0 ? -__builtin_inf() : __builtin_nan("");
+  if (p >= 1) return p == 1 ? __builtin_inf() : __builtin_nan("");
+  const double r2 = 1.41421356237309504880;
+  if (p < 0.25) return -r2 * loom_erfcinv_pos(2 * p);
+  if (p > 0.75) return r2 * loom_erfcinv_pos(2 * (1 - p));
+  return r2 * loom_erfinv_mid(2 * p - 1);
+}
+/* I_nu(x), nu = 0 or 1, x >= 0, times e^-x when `scaled`: the power series
+   sum (x^2/4)^k / (k! (k + nu)!) (x/2)^nu up to x = 30, all terms positive; beyond, the
+   asymptotic series e^x / sqrt(2 pi x) sum_k prod_j ((2j - 1)^2 - 4 nu^2) / (8 j x). */
+static double loom_bessel_i(int nu, double x, int scaled) {
+  if (x <= 30) {
+    const double t = 0.25 * x * x;
+    double term = 1, sum = 1;
+    for (int k = 1; k < 300 && term >= sum * 1e-17; ++k) {
+      term *= t / (k * (double)(k + nu));
+      sum += term;
+    }
+    if (nu) sum *= 0.5 * x;
+    return scaled ? sum * exp(-x) : sum;
+  }
+  if (isinf(x)) return scaled ? 0 : __builtin_nan("");  /* e^x / sqrt(x) is inf / inf on the CPU */
+  const double mu = 4.0 * nu * nu;
+  double term = 1, sum = 1;
+  for (int k = 1; k < 60; ++k) {
+    const double odd = 2.0 * k - 1;
+    term *= (odd * odd - mu) / (8.0 * k * x);
+    sum += term;
+    if (fabs(term) < sum * 1e-17) break;
+  }
+  const double s = sum / sqrt(2 * 3.14159265358979323846 * x);
+  return scaled ? s : s * exp(x);
+}
+static inline double loom_i0(double x) { return loom_bessel_i(0, fabs(x), 0); }
+static inline double loom_i0e(double x) { return loom_bessel_i(0, fabs(x), 1); }
+static inline double loom_i1(double x) { return copysign(loom_bessel_i(1, fabs(x), 0), x); }
+static inline double loom_i1e(double x) { return copysign(loom_bessel_i(1, fabs(x), 1), x); }
+double frexp(double, int*); float frexpf(float, int*);
+static inline double loom_frexp_m(double x) { int e; return frexp(x, &e); }
+static inline float loom_frexp_mf(float x) { int e; return frexpf(x, &e); }
+static inline double loom_frexp_e(double x) { int e; frexp(x, &e); return e; }
+static inline float loom_frexp_ef(float x) { int e; frexpf(x, &e); return (float)e; }
+/* gcd by Euclid's algorithm on the magnitudes. */
+#define LOOM_GCD(T)                                                          \
+  static inline T loom_gcd_##T(T a, T b) {                                   \
+    a = a < 0 ? (T)(0 - (uint64_t)a) : a;                                    \
+    b = b < 0 ? (T)(0 - (uint64_t)b) : b;                                    \
+    while (a != 0) {                                                         \
+      T c = a;                                                               \
+      a = (T)(b % a);                                                        \
+      b = c;                                                                 \
+    }                                                                        \
+    return b;                                                                \
+  }
+LOOM_GCD(uint8_t) LOOM_GCD(int8_t) LOOM_GCD(int16_t) LOOM_GCD(int32_t) LOOM_GCD(int64_t)
+/* The bfloat16 after a toward b (both bfloat16 values held in float): one step of the
+   16-bit pattern, as nextafter steps a float's. */
+static inline float loom_nextafter_bf(float a, float b) {
+  if (a != a || b != b) return a + b;
+  if (a == b) return b;
+  uint32_t u = loom_fbits(a) >> 16;
+  if (a == 0) u = (loom_fbits(b) >> 16 & 0x8000u) | 1u;
+  else u = ((a < b) == (a > 0)) ? u + 1 : u - 1;
+  return loom_bitsf(u << 16);
+}
+)";
+}
+
 namespace {
 
 bool single(DType t) { return t != DType::Float64 && t != DType::Complex128; }
@@ -368,6 +476,9 @@ std::string c_complex_op(Op op, DType in, const std::vector<std::string>& a) {
     case Op::Asin: return call(cfn("casin", in), 1);
     case Op::Acos: return call(cfn("cacos", in), 1);
     case Op::Atan: return call(cfn("catan", in), 1);
+    case Op::Acosh: return call(cfn("cacosh", in), 1);
+    case Op::Asinh: return call(cfn("casinh", in), 1);
+    case Op::Atanh: return call(cfn("catanh", in), 1);
     case Op::Sinh: return call(cfn("csinh", in), 1);
     case Op::Cosh: return call(cfn("ccosh", in), 1);
     case Op::Tanh: return call(cfn("ctanh", in), 1);
@@ -471,6 +582,25 @@ std::string c_op(Op op, DType in, DType out, const std::vector<std::string>& a) 
     case Op::Digamma: e = (single(in) ? "loom_digammaf" : "loom_digamma") + x(0); break;
     case Op::Trigamma: e = (single(in) ? "loom_trigammaf" : "loom_trigamma") + x(0); break;
     case Op::Zeta: e = "((" + T + ")loom_zeta(" + a[0] + ", " + a[1] + "))"; break;
+    case Op::Acosh: e = fn("acosh", in) + x(0); break;
+    case Op::Asinh: e = fn("asinh", in) + x(0); break;
+    case Op::Atanh: e = fn("atanh", in) + x(0); break;
+    case Op::Erfc: e = fn("erfc", in) + x(0); break;
+    case Op::Erfinv: e = "((" + T + ")loom_erfinv" + x(0) + ")"; break;
+    case Op::Ndtri: e = "((" + T + ")loom_ndtri" + x(0) + ")"; break;
+    case Op::I0: e = "((" + T + ")loom_i0" + x(0) + ")"; break;
+    case Op::I0e: e = "((" + T + ")loom_i0e" + x(0) + ")"; break;
+    case Op::I1: e = "((" + T + ")loom_i1" + x(0) + ")"; break;
+    case Op::I1e: e = "((" + T + ")loom_i1e" + x(0) + ")"; break;
+    case Op::FrexpMantissa: e = (single(in) ? "loom_frexp_mf" : "loom_frexp_m") + x(0); break;
+    case Op::FrexpExponent: e = (single(in) ? "loom_frexp_ef" : "loom_frexp_e") + x(0); break;
+    case Op::CopySign: e = fn("copysign", in) + "(" + a[0] + ", " + a[1] + ")"; break;
+    case Op::NextAfter:
+      // bfloat16 values step by their own bit pattern (the CPU's c10::nextafter).
+      e = in == DType::BFloat16 ? "loom_nextafter_bf(" + a[0] + ", " + a[1] + ")"
+                                : fn("nextafter", in) + "(" + a[0] + ", " + a[1] + ")";
+      break;
+    case Op::Gcd: e = int_helper("gcd", in) + "(" + a[0] + ", " + a[1] + ")"; break;
     case Op::Sigmoid: e = "(1 / (1 + " + vec_fn("exp", in) + "(-" + x(0) + ")))"; break;
     case Op::Relu: e = "((" + x(0) + " > 0 || " + x(0) + " != " + x(0) + ") ? " + x(0) + " : 0)"; break;
     case Op::Floor: e = flt ? fn("floor", in) + x(0) : x(0); break;

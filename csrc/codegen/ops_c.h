@@ -17,6 +17,8 @@ const char* c_math_prelude();
 // lgamma, digamma, trigamma and zeta, for the kernels that use them (kept out of the
 // others' source).
 const char* c_gamma_prelude();
+// erfinv, ndtri, Bessel I0/I1, frexp, gcd and bfloat16 nextafter, likewise.
+const char* c_special_prelude();
 // Expression for `op` on arguments of compute dtype `in`, giving dtype `out`.
 std::string c_op(Op op, DType in, DType out, const std::vector<std::string>& a);
 std::string c_cast(DType from, DType to, const std::string& a);

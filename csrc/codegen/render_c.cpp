@@ -494,10 +494,24 @@ struct Renderer {
     return k.prologue && uses_gamma(*k.prologue);
   }
 
+  static bool uses_special(const LKernel& k) {
+    for (const LNode& n : k.nodes) {
+      switch (n.op) {
+        case Op::Erfinv: case Op::Ndtri: case Op::I0: case Op::I0e: case Op::I1: case Op::I1e:
+        case Op::FrexpMantissa: case Op::FrexpExponent: case Op::Gcd: case Op::NextAfter:
+          return true;
+        default:
+          break;
+      }
+    }
+    return k.prologue && uses_special(*k.prologue);
+  }
+
   // The kernel function; a batched kernel's prologue is a static function called first.
   std::string render(bool entry = true) {
     if (entry) os << c_libc_decls() << c_prelude() << c_math_prelude();
     if (entry && uses_gamma(k)) os << c_gamma_prelude();
+    if (entry && uses_special(k)) os << c_special_prelude();
     if (entry && k.prologue) {
       Renderer pro(*k.prologue);
       os << pro.render(false);

@@ -34,6 +34,10 @@ namespace loom {
   X(Atan, 1, Unary) X(Sinh, 1, Unary) X(Cosh, 1, Unary) X(Tanh, 1, Unary)            \
   X(Sigmoid, 1, Unary) X(Relu, 1, Unary) X(Erf, 1, Unary) X(Floor, 1, Unary)         \
   X(Lgamma, 1, Unary) X(Digamma, 1, Unary) X(Trigamma, 1, Unary)                     \
+  X(Acosh, 1, Unary) X(Asinh, 1, Unary) X(Atanh, 1, Unary) X(Erfc, 1, Unary)          \
+  X(Erfinv, 1, Unary) X(Ndtri, 1, Unary) X(I0, 1, Unary) X(I0e, 1, Unary)            \
+  X(I1, 1, Unary) X(I1e, 1, Unary) X(FrexpMantissa, 1, Unary)                        \
+  X(FrexpExponent, 1, Unary)                                                         \
   X(Ceil, 1, Unary) X(Round, 1, Unary) X(Trunc, 1, Unary) X(Frac, 1, Unary)          \
   X(Sign, 1, Unary) X(Reciprocal, 1, Unary) X(IsNan, 1, Unary) X(IsInf, 1, Unary)    \
   X(IsFinite, 1, Unary) X(LogicalNot, 1, Unary) X(BitwiseNot, 1, Unary)              \
@@ -46,6 +50,7 @@ namespace loom {
   X(LogicalAnd, 2, Binary) X(LogicalOr, 2, Binary) X(LogicalXor, 2, Binary)          \
   X(BitAnd, 2, Binary) X(BitOr, 2, Binary) X(BitXor, 2, Binary) X(Shl, 2, Binary)    \
   X(Shr, 2, Binary) X(Complex, 2, Binary) X(Zeta, 2, Binary)                         \
+  X(CopySign, 2, Binary) X(NextAfter, 2, Binary) X(Gcd, 2, Binary)                  \
   X(Where, 3, Ternary)                                                               \
   X(Reduce, 1, Reduce) X(Scan, 1, Scan)
 

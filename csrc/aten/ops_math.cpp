@@ -1,0 +1,370 @@
+// Pointwise math that maps onto one Loom op or a short formula: inverse hyperbolic
+// functions, erfc, erfinv, the normal quantile, Bessel I0/I1, frexp, copysign, nextafter,
+// gcd/lcm, signbit, isposinf/isneginf, nan_to_num, entr, xlog1py, zeta and the shrinks.
+// Each raises the CPU's error for the dtypes its CPU kernel has no code for.
+#include <ATen/ATen.h>
+#include <ATen/native/Resize.h>
+#include <torch/library.h>
+
+#include <limits>
+
+#include "aten/pointwise.h"
+
+namespace loom::aten {
+
+namespace {
+
+using at::Tensor;
+using V = std::vector<NodeRef>;
+using namespace expr;
+
+auto one_op(Op op) {
+  return [op](const V& v) { return unary(op, v[0]); };
+}
+
+// --- unary ops with a functional, out= and (where `inplace`) in-place form ---
+
+#define LOOM_MATH_UNARY(name, kernel, kinds, value)                                        \
+  const auto k_##name = unary_op(                                                          \
+      #name, kernel, kinds, [](const Tensor& a) { return at::name(a); },                  \
+      [](const Tensor& a, Tensor& o) { at::name##_outf(a, o); }, value);                   \
+  Tensor name##_fn(const Tensor& a) { return k_##name.functional(a); }                    \
+  Tensor& name##_into(const Tensor& a, Tensor& o) { return k_##name.out(a, o); }
+#define LOOM_MATH_UNARY_INPLACE(name, kernel, kinds, value) \
+  LOOM_MATH_UNARY(name, kernel, kinds, value)               \
+  Tensor& name##_ip(Tensor& a) { return k_##name.out(a, a); }
+
+// x log x with its limits: 0 at 0, -inf below (and NaN stays NaN).
+NodeRef entr(const NodeRef& x) {
+  NodeRef r = select(gt(x, 0.0), -x * log(x), select(eq(x, 0.0), 0.0, lit(-INFINITY, x)));
+  return select(isnan(x), x, r);
+}
+
+LOOM_MATH_UNARY_INPLACE(acosh, "acosh_cpu", kFloat | kComplex, one_op(Op::Acosh))
+LOOM_MATH_UNARY_INPLACE(asinh, "asinh_cpu", kFloat | kComplex, one_op(Op::Asinh))
+LOOM_MATH_UNARY_INPLACE(atanh, "atanh_cpu", kFloat | kComplex, one_op(Op::Atanh))
+LOOM_MATH_UNARY_INPLACE(erfc, "erfc_vml_cpu", kFloat, one_op(Op::Erfc))
+LOOM_MATH_UNARY_INPLACE(erfinv, "erfinv_vml_cpu", kFloat, one_op(Op::Erfinv))
+LOOM_MATH_UNARY_INPLACE(i0, "i0_vml_cpu", kFloat, one_op(Op::I0))
+LOOM_MATH_UNARY(special_i0e, "i0e_cpu", kFloat, one_op(Op::I0e))
+LOOM_MATH_UNARY(special_i1, "i1_cpu", kFloat | kNoBFloat16, one_op(Op::I1))
+LOOM_MATH_UNARY(special_i1e, "i1e_cpu", kFloat | kNoBFloat16, one_op(Op::I1e))
+LOOM_MATH_UNARY(special_ndtri, "ndtri_cpu", kFloat | kNoBFloat16, one_op(Op::Ndtri))
+LOOM_MATH_UNARY(special_modified_bessel_i0, "modified_bessel_i0_cpu", kFloat | kNoBFloat16,
+                one_op(Op::I0))
+LOOM_MATH_UNARY(special_modified_bessel_i1, "modified_bessel_i1_cpu", kFloat | kNoBFloat16,
+                one_op(Op::I1))
+LOOM_MATH_UNARY(special_entr, "entr_cpu", kFloat, [](const V& v) { return entr(v[0]); })
+
+// --- binary ops ---
+
+#define LOOM_MATH_BINARY(name, kernel, kinds, value)                                       \
+  const auto k_##name = binary_op(                                                         \
+      #name, kernel, kinds, [](const Tensor& a, const Tensor& b) { return at::name(a, b); }, \
+      [](const Tensor& a, const Tensor& b, Tensor& o) { at::name##_outf(a, b, o); }, value); \
+  Tensor name##_fn(const Tensor& a, const Tensor& b) { return k_##name.functional(a, b); }  \
+  Tensor& name##_into(const Tensor& a, const Tensor& b, Tensor& o) {                        \
+    return k_##name.out(a, b, o);                                                           \
+  }
+#define LOOM_MATH_BINARY_INPLACE(name, kernel, kinds, value) \
+  LOOM_MATH_BINARY(name, kernel, kinds, value)               \
+  Tensor& name##_ip(Tensor& a, const Tensor& b) { return k_##name.out(a, b, a); }
+
+// lcm as the CPU computes it: |a / gcd * b|, 0 when the gcd is 0; in C's int for the
+// narrower types (so the product overflows as it does there, before the cast back).
+NodeRef lcm(const NodeRef& a, const NodeRef& b) {
+  if (itemsize(a->dtype) < 4) return cast(lcm(cast(a, DType::Int32), cast(b, DType::Int32)), a->dtype);
+  NodeRef g = binary(Op::Gcd, a, b);
+  NodeRef zero = constant(Scalar::of_int(0), a->dtype, a->shape);
+  NodeRef safe = where(binary(Op::Eq, g, zero), constant(Scalar::of_int(1), a->dtype, a->shape), g);
+  NodeRef l = unary(Op::Abs, binary(Op::Mul, binary(Op::TruncDiv, a, safe), b));
+  return where(binary(Op::Eq, g, zero), zero, l);
+}
+
+// x log1p(y): NaN when y is, else 0 when x is 0.
+NodeRef xlog1py(const NodeRef& x, const NodeRef& y) {
+  return select(isnan(y), lit(NAN, x), select(eq(x, 0.0), 0.0, x * log1p(y)));
+}
+
+LOOM_MATH_BINARY_INPLACE(copysign, "copysign_cpu", kFloat | kHalf,
+                         [](const V& v) { return binary(Op::CopySign, v[0], v[1]); })
+LOOM_MATH_BINARY_INPLACE(gcd, "gcd_cpu", kIntegral,
+                         [](const V& v) { return binary(Op::Gcd, v[0], v[1]); })
+LOOM_MATH_BINARY_INPLACE(lcm, "lcm_cpu", kIntegral, [](const V& v) { return lcm(v[0], v[1]); })
+LOOM_MATH_BINARY(special_xlog1py, "xlog1py_cpu", kFloat | kHalf,
+                 [](const V& v) { return xlog1py(v[0], v[1]); })
+LOOM_MATH_BINARY(special_zeta, "zeta_cpu", kFloat | kNoBFloat16,
+                 [](const V& v) { return binary(Op::Zeta, v[0], v[1]); })
+
+// nextafter steps in the result's own dtype (bfloat16 by its bit pattern), so its
+// operands are not widened as other pointwise ops' are.
+Tensor& nextafter_into(const Tensor& a, const Tensor& b, Tensor& out) {
+  check_operands("nextafter", {a, b, out});
+  Tensor ma = to_meta(a), mb = to_meta(b), mo = to_meta_out(out, a, ma, b, mb);
+  at::nextafter_outf(ma, mb, mo);
+  check_kernel_dtype("nextafter_cpu", mo.scalar_type(), kFloat);
+  match_out(out, mo);
+  EngineLock g(engine_mutex());
+  const Shape shape = shape_of(out.sizes());
+  const DType t = to_loom(mo.scalar_type());
+  assign(out, binary(Op::NextAfter, operand(a, shape, t), operand(b, shape, t)));
+  return out;
+}
+Tensor nextafter_fn(const Tensor& a, const Tensor& b) {
+  check_operands("nextafter", {a, b});
+  Tensor m = at::nextafter(to_meta(a), to_meta(b));
+  Tensor out;
+  {
+    EngineLock g(engine_mutex());
+    out = result_like(m);
+  }
+  return nextafter_into(a, b, out);
+}
+Tensor& nextafter_ip(Tensor& a, const Tensor& b) { return nextafter_into(a, b, a); }
+
+// --- predicates on the sign and on infinities ---
+
+Tensor& signbit_into(const Tensor& self, Tensor& out) {
+  check_operands("signbit", {self, out});
+  Tensor ms = to_meta(self), mo = to_meta_out(out, self, ms);
+  at::signbit_outf(ms, mo);
+  check_kernel_dtype("signbit_cpu", self.scalar_type(), kFloat | kHalf | kIntegral | kBool);
+  match_out(out, mo);
+  EngineLock g(engine_mutex());
+  NodeRef x = operand(self, shape_of(out.sizes()), math_of(to_loom(self.scalar_type())));
+  // copysign(1, x) carries x's sign bit, a NaN's and -0's included.
+  NodeRef sign = is_floating(x->dtype) ? binary(Op::CopySign, lit(1.0, x), x) : x;
+  assign(out, lt(sign, 0.0));
+  return out;
+}
+Tensor signbit_fn(const Tensor& self) {
+  check_operands("signbit", {self});
+  Tensor m = at::signbit(to_meta(self));
+  Tensor out;
+  {
+    EngineLock g(engine_mutex());
+    out = result_like(m);
+  }
+  return signbit_into(self, out);
+}
+
+template <bool kPositive>
+Tensor& isinf_sign_into(const Tensor& self, Tensor& out) {
+  const char* name = kPositive ? "isposinf" : "isneginf";
+  check_operands(name, {self, out});
+  Tensor ms = to_meta(self), mo = to_meta_out(out, self, ms);
+  if (kPositive) at::isposinf_outf(ms, mo);
+  else at::isneginf_outf(ms, mo);
+  match_out(out, mo);
+  EngineLock g(engine_mutex());
+  const Shape shape = shape_of(out.sizes());
+  if (!at::isFloatingType(self.scalar_type())) {
+    assign(out, constant(Scalar::of_int(0), DType::Bool, shape));
+    return out;
+  }
+  NodeRef x = operand(self, shape, math_of(to_loom(self.scalar_type())));
+  assign(out, eq(x, kPositive ? INFINITY : -INFINITY));
+  return out;
+}
+template <bool kPositive>
+Tensor isinf_sign_fn(const Tensor& self) {
+  check_operands(kPositive ? "isposinf" : "isneginf", {self});
+  Tensor m = kPositive ? at::isposinf(to_meta(self)) : at::isneginf(to_meta(self));
+  Tensor out;
+  {
+    EngineLock g(engine_mutex());
+    out = result_like(m);
+  }
+  return isinf_sign_into<kPositive>(self, out);
+}
+
+// --- nan_to_num: NaN, +inf and -inf replaced (by 0 and the dtype's largest and lowest
+// finite values unless given), each replacement rounded to the dtype first; integers are
+// copied ---
+
+template <class T>
+std::pair<double, double> finite_range() {
+  return {double(std::numeric_limits<T>::lowest()), double(std::numeric_limits<T>::max())};
+}
+
+NodeRef nan_to_num(const NodeRef& x, DType t, c10::optional<double> nan,
+                   c10::optional<double> posinf, c10::optional<double> neginf) {
+  std::pair<double, double> range;
+  switch (t) {
+    case DType::Float16: range = finite_range<c10::Half>(); break;
+    case DType::BFloat16: range = finite_range<c10::BFloat16>(); break;
+    case DType::Float32: range = finite_range<float>(); break;
+    default: range = finite_range<double>(); break;
+  }
+  auto in_dtype = [&](double v) {  // v as the dtype holds it
+    return cast(cast(constant(Scalar::of_float(v), DType::Float64, x->shape), t), x->dtype);
+  };
+  NodeRef r = select(eq(x, INFINITY), in_dtype(posinf.value_or(range.second)), x);
+  r = select(eq(x, -INFINITY), in_dtype(neginf.value_or(range.first)), r);
+  return select(isnan(x), in_dtype(nan.value_or(0.0)), r);
+}
+
+Tensor& nan_to_num_into(const Tensor& self, c10::optional<double> nan,
+                        c10::optional<double> posinf, c10::optional<double> neginf, Tensor& out) {
+  check_operands("nan_to_num", {self, out});
+  TORCH_CHECK(self.scalar_type() == out.scalar_type(),
+              "nan_to_num: dtype of out: ", out.scalar_type(),
+              " should be same as input: ", self.scalar_type());
+  check_kernel_dtype("nan_to_num", self.scalar_type(), kFloat | kHalf | kIntegral | kBool);
+  at::native::resize_output(out, self.sizes());
+  EngineLock g(engine_mutex());
+  const Shape shape = shape_of(out.sizes());
+  const DType t = to_loom(self.scalar_type());
+  if (!is_floating(t)) {
+    assign(out, operand(self, shape, t));
+    return out;
+  }
+  assign(out, nan_to_num(operand(self, shape, math_of(t)), t, nan, posinf, neginf));
+  return out;
+}
+Tensor nan_to_num_fn(const Tensor& self, c10::optional<double> nan, c10::optional<double> posinf,
+                     c10::optional<double> neginf) {
+  check_operands("nan_to_num", {self});
+  Tensor out;
+  {
+    EngineLock g(engine_mutex());
+    out = result_like(at::empty_like(to_meta(self)));
+  }
+  return nan_to_num_into(self, nan, posinf, neginf, out);
+}
+Tensor& nan_to_num_ip(Tensor& self, c10::optional<double> nan, c10::optional<double> posinf,
+                      c10::optional<double> neginf) {
+  return nan_to_num_into(self, nan, posinf, neginf, self);
+}
+
+// --- frexp: x = mantissa * 2^exponent, |mantissa| in [0.5, 1) ---
+
+std::tuple<Tensor&, Tensor&> frexp_into(const Tensor& self, Tensor& mantissa, Tensor& exponent) {
+  check_operands("frexp", {self, mantissa, exponent});
+  TORCH_CHECK(at::isFloatingType(self.scalar_type()),
+              "torch.frexp() only supports floating-point dtypes");
+  TORCH_CHECK(mantissa.dtype() == self.dtype(), "torch.frexp() expects mantissa to have dtype ",
+              self.dtype(), " but got ", mantissa.dtype());
+  TORCH_CHECK(exponent.dtype() == at::kInt,
+              "torch.frexp() expects exponent to have int dtype but got ", exponent.dtype());
+  at::native::resize_output(mantissa, self.sizes());
+  at::native::resize_output(exponent, self.sizes());
+  EngineLock g(engine_mutex());
+  const Shape shape = shape_of(self.sizes());
+  NodeRef x = operand(self, shape, math_of(to_loom(self.scalar_type())));
+  NodeRef e = unary(Op::FrexpExponent, x);  // read before the mantissa may overwrite self
+  assign(mantissa, unary(Op::FrexpMantissa, x));
+  assign(exponent, cast(e, DType::Int32));
+  return {mantissa, exponent};
+}
+
+// --- hardshrink / softshrink and their common backward, lambd rounded to the dtype ---
+
+NodeRef lambd_node(const c10::Scalar& lambd, DType t, const NodeRef& like) {
+  return cast(cast(constant(Scalar::of_float(lambd.toDouble()), DType::Float64, like->shape), t),
+              like->dtype);
+}
+
+NodeRef inside(const NodeRef& x, const NodeRef& l) { return both(ge(x, -l), le(x, l)); }
+
+#define LOOM_SHRINK(name, kernel, formula)                                                   \
+  Tensor& name##_into(const Tensor& self, const c10::Scalar& lambd, Tensor& out) {          \
+    check_operands(#name, {self, out});                                                     \
+    Tensor ms = to_meta(self), mo = to_meta_out(out, self, ms);                             \
+    at::name##_outf(ms, lambd, mo);                                                         \
+    check_kernel_dtype(kernel, mo.scalar_type(), kFloat);                                   \
+    match_out(out, mo);                                                                     \
+    const DType t = to_loom(mo.scalar_type());                                              \
+    return pointwise_into(out, {self}, [&](const V& v) {                                   \
+      NodeRef x = v[0], l = lambd_node(lambd, t, x);                                        \
+      return formula;                                                                       \
+    });                                                                                     \
+  }                                                                                         \
+  Tensor name##_fn(const Tensor& self, const c10::Scalar& lambd) {                          \
+    check_operands(#name, {self});                                                          \
+    Tensor m = at::name(to_meta(self), lambd);                                              \
+    Tensor out;                                                                             \
+    {                                                                                       \
+      EngineLock g(engine_mutex());                                                         \
+      out = result_like(m);                                                                 \
+    }                                                                                       \
+    return name##_into(self, lambd, out);                                                   \
+  }
+
+LOOM_SHRINK(hardshrink, "hardshrink_cpu", select(inside(x, l), 0.0, x))
+LOOM_SHRINK(softshrink, "softshrink_cpu",
+            select(gt(x, l), x - l, select(lt(x, -l), x + l, lit(0.0, x))))
+
+#define LOOM_SHRINK_BACKWARD(name)                                                           \
+  Tensor& name##_into(const Tensor& grad, const Tensor& self, const c10::Scalar& lambd,     \
+                      Tensor& out) {                                                        \
+    check_operands(#name, {grad, self, out});                                               \
+    Tensor mg = to_meta(grad), ms = to_meta(self), mo = to_meta_out(out, grad, mg, self, ms); \
+    at::name##_outf(mg, ms, lambd, mo);                                                     \
+    check_kernel_dtype("shrink_backward_cpu", mo.scalar_type(), kFloat);                    \
+    match_out(out, mo);                                                                     \
+    const DType t = to_loom(mo.scalar_type());                                              \
+    return pointwise_into(out, {grad, self}, [&](const V& v) {                             \
+      return select(inside(v[1], lambd_node(lambd, t, v[1])), 0.0, v[0]);                   \
+    });                                                                                     \
+  }                                                                                         \
+  Tensor name##_fn(const Tensor& grad, const Tensor& self, const c10::Scalar& lambd) {      \
+    check_operands(#name, {grad, self});                                                    \
+    Tensor m = at::name(to_meta(grad), to_meta(self), lambd);                               \
+    Tensor out;                                                                             \
+    {                                                                                       \
+      EngineLock g(engine_mutex());                                                         \
+      out = result_like(m);                                                                 \
+    }                                                                                       \
+    return name##_into(grad, self, lambd, out);                                             \
+  }
+
+LOOM_SHRINK_BACKWARD(hardshrink_backward)
+LOOM_SHRINK_BACKWARD(softshrink_backward)
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+#define LOOM_REGISTER_FN_OUT(name, schema) \
+  m.impl(#name, name##_fn);                \
+  m.impl(schema, name##_into);
+#define LOOM_REGISTER_ALL(name, inplace_schema, schema) \
+  LOOM_REGISTER_FN_OUT(name, schema)                    \
+  m.impl(inplace_schema, name##_ip);
+  LOOM_REGISTER_ALL(acosh, "acosh_", "acosh.out")
+  LOOM_REGISTER_ALL(asinh, "asinh_", "asinh.out")
+  LOOM_REGISTER_ALL(atanh, "atanh_", "atanh.out")
+  LOOM_REGISTER_ALL(erfc, "erfc_", "erfc.out")
+  LOOM_REGISTER_ALL(erfinv, "erfinv_", "erfinv.out")
+  LOOM_REGISTER_ALL(i0, "i0_", "i0.out")
+  LOOM_REGISTER_FN_OUT(special_i0e, "special_i0e.out")
+  LOOM_REGISTER_FN_OUT(special_i1, "special_i1.out")
+  LOOM_REGISTER_FN_OUT(special_i1e, "special_i1e.out")
+  LOOM_REGISTER_FN_OUT(special_ndtri, "special_ndtri.out")
+  LOOM_REGISTER_FN_OUT(special_modified_bessel_i0, "special_modified_bessel_i0.out")
+  LOOM_REGISTER_FN_OUT(special_modified_bessel_i1, "special_modified_bessel_i1.out")
+  LOOM_REGISTER_FN_OUT(special_entr, "special_entr.out")
+  m.impl("copysign.Tensor", copysign_fn);
+  m.impl("copysign_.Tensor", copysign_ip);
+  m.impl("copysign.out", copysign_into);
+  LOOM_REGISTER_ALL(gcd, "gcd_", "gcd.out")
+  LOOM_REGISTER_ALL(lcm, "lcm_", "lcm.out")
+  LOOM_REGISTER_ALL(nextafter, "nextafter_", "nextafter.out")
+  LOOM_REGISTER_FN_OUT(special_xlog1py, "special_xlog1py.out")
+  LOOM_REGISTER_FN_OUT(special_zeta, "special_zeta.out")
+  LOOM_REGISTER_FN_OUT(signbit, "signbit.out")
+  m.impl("isposinf", isinf_sign_fn<true>);
+  m.impl("isposinf.out", isinf_sign_into<true>);
+  m.impl("isneginf", isinf_sign_fn<false>);
+  m.impl("isneginf.out", isinf_sign_into<false>);
+  LOOM_REGISTER_ALL(nan_to_num, "nan_to_num_", "nan_to_num.out")
+  m.impl("frexp.Tensor_out", frexp_into);
+  LOOM_REGISTER_FN_OUT(hardshrink, "hardshrink.out")
+  LOOM_REGISTER_FN_OUT(softshrink, "softshrink.out")
+  LOOM_REGISTER_FN_OUT(hardshrink_backward, "hardshrink_backward.grad_input")
+  LOOM_REGISTER_FN_OUT(softshrink_backward, "softshrink_backward.grad_input")
+#undef LOOM_REGISTER_ALL
+#undef LOOM_REGISTER_FN_OUT
+}
+
+}  // namespace loom::aten
