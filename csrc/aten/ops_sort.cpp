@@ -1,7 +1,9 @@
 // sort and topk (argsort, msort and the like go through them): an extern call that sorts
 // each row of a realized copy on the host, with PyTorch's order (NaN above everything,
-// stable for equal keys), producing values and Int64 indices.
+// stable for equal keys), producing values and Int64 indices. kthvalue selects on the host
+// the way the CPU does, so that among equal values it reports the same index.
 #include <ATen/Dispatch.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
 
@@ -50,6 +52,58 @@ void sort_rows(const T* in, T* values, int64_t* indices, int64_t outer, int64_t 
         values[o * k * inner + j * inner + i] = key(order[size_t(j)]);
         indices[o * k * inner + j * inner + i] = order[size_t(j)];
       }
+    }
+}
+
+// Moves the k-th smallest of a[0..n) (by `gt`, NaN largest) to a[k], by the classic
+// quickselect with a median-of-three pivot (the CPU's kthvalue runs the same steps, which
+// decide the index reported among equal values). `swap` exchanges two positions.
+template <typename T, class Gt, class Swap>
+void quick_select(const T* a, int64_t n, int64_t k, Gt gt, Swap swap) {
+  int64_t lo = 0, hi = n - 1;
+  for (;;) {
+    if (hi <= lo) return;
+    if (hi == lo + 1) {
+      if (gt(a[lo], a[hi])) swap(lo, hi);
+      return;
+    }
+    swap(lo + (hi - lo) / 2, lo + 1);
+    if (gt(a[lo + 1], a[hi])) swap(lo + 1, hi);
+    if (gt(a[lo], a[hi])) swap(lo, hi);
+    if (gt(a[lo + 1], a[lo])) swap(lo + 1, lo);
+    int64_t i = lo + 1, j = hi;
+    const T pivot = a[lo];
+    for (;;) {
+      do ++i; while (gt(pivot, a[i]));
+      do --j; while (gt(a[j], pivot));
+      if (j < i) break;
+      swap(i, j);
+    }
+    swap(lo, j);
+    if (j <= k) lo = i;
+    if (j >= k) hi = j - 1;
+  }
+}
+
+// The k-th smallest (0-based) of each row of length n laid out (outer, n, inner), and its
+// index: values and indices are (outer, inner).
+template <typename T>
+void select_rows(const T* in, T* values, int64_t* indices, int64_t outer, int64_t n,
+                 int64_t inner, int64_t k) {
+  std::vector<T> v(static_cast<size_t>(n));
+  std::vector<int64_t> at(static_cast<size_t>(n));
+  auto gt = [](T x, T y) { return (is_nan(x) && !is_nan(y)) || x > y; };
+  auto swap = [&](int64_t i, int64_t j) {
+    std::swap(v[size_t(i)], v[size_t(j)]);
+    std::swap(at[size_t(i)], at[size_t(j)]);
+  };
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      for (int64_t j = 0; j < n; ++j) v[size_t(j)] = in[(o * n + j) * inner + i];
+      std::iota(at.begin(), at.end(), 0);
+      quick_select(v.data(), n, k, gt, swap);
+      values[o * inner + i] = v[size_t(k)];
+      indices[o * inner + i] = at[size_t(k)];
     }
 }
 
@@ -142,6 +196,51 @@ std::tuple<Tensor&, Tensor&> topk_values(const Tensor& self, int64_t k, int64_t 
   return {values, indices};
 }
 
+// --- kthvalue ---
+
+std::tuple<Tensor&, Tensor&> kthvalue_values(const Tensor& self, int64_t k, int64_t dim,
+                                             bool keepdim, Tensor& values, Tensor& indices) {
+  check_operands("kthvalue", {self, values, indices});
+  dim = c10::maybe_wrap_dim(dim, self.dim(), /*wrap_scalar=*/true);
+  const int64_t n = self.dim() == 0 ? 1 : self.size(dim);
+  if (self.dim() > 0)
+    TORCH_CHECK_INDEX(n != 0, "kthvalue(): Expected reduction dim ", dim, " to have non-zero size.");
+  TORCH_CHECK(k >= 1 && k <= n, "kthvalue(): selected number k out of range for dimension ", dim);
+  at::assert_no_overlap(self, values);
+  std::vector<int64_t> shape = self.sizes().vec();
+  if (self.dim() > 0) {
+    if (keepdim) shape[size_t(dim)] = 1;
+    else shape.erase(shape.begin() + dim);
+  }
+  at::native::resize_output(values, shape);
+  at::native::resize_output(indices, shape);
+  TORCH_CHECK(indices.scalar_type() == at::kLong);
+  const c10::ScalarType st = self.scalar_type();
+  TORCH_CHECK(st != at::kHalf && st != at::kBool && !at::isComplexType(st),
+              "\"kthvalue_cpu\" not implemented for '", c10::toString(st), "'");
+  if (values.numel() == 0) return {values, indices};
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (d < dim) outer *= self.size(d);
+    if (d > dim) inner *= self.size(d);
+  }
+  auto call = std::make_shared<ExternCall>();
+  call->name = "kthvalue";
+  call->out_nbytes = {outer * inner * int64_t(self.element_size()),
+                      outer * inner * int64_t(sizeof(int64_t))};
+  call->accepts = [](size_t, const View& v) { return is_contiguous(v); };
+  call->fn = [=](const std::vector<ExternInput>& in, const std::vector<std::shared_ptr<Memory>>& out) {
+    AT_DISPATCH_ALL_TYPES_AND(at::kBFloat16, st, "loom_kthvalue", [&] {
+      const auto* src = static_cast<const scalar_t*>(in[0].mem->data) + in[0].view.offset;
+      select_rows(src, static_cast<scalar_t*>(out[0]->data), static_cast<int64_t*>(out[1]->data),
+                  outer, n, inner, k - 1);
+    });
+  };
+  EngineLock g(engine_mutex());
+  store_sorted(extern_call(call, {read_tensor(self)}), values, indices);
+  return {values, indices};
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -150,6 +249,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("argsort.stable", TORCH_FN(argsort_stable));
   m.impl("topk", TORCH_FN(topk_fn));
   m.impl("topk.values", TORCH_FN(topk_values));
+  m.impl("kthvalue.values", kthvalue_values);
 }
 
 }  // namespace loom::aten

@@ -1,0 +1,268 @@
+// Selection and search: median and nanmedian (values and indices picked from a stable
+// sort, which gives the CPU's indices: its comparators break ties by index),
+// cummax/cummin (two scans), searchsorted/bucketize and isin (counts and matches over
+// every boundary, one fused reduction), aminmax.
+#include <ATen/ATen.h>
+#include <ATen/MemoryOverlap.h>
+#include <ATen/TensorUtils.h>
+#include <ATen/native/BucketizationUtils.h>
+#include <ATen/native/Resize.h>
+#include <torch/library.h>
+
+#include "aten/pointwise.h"
+
+namespace loom::aten {
+
+namespace {
+
+using at::Tensor;
+
+void check_reduced_dim(const Tensor& self, int64_t dim, const char* fn) {
+  if (self.dim() == 0) return;
+  TORCH_CHECK_INDEX(self.size(dim) != 0, fn, ": Expected reduction dim ", dim,
+                    " to have non-zero size.");
+}
+
+void set_output(Tensor& out, const Tensor& value) {
+  at::native::resize_output(out, value.sizes());
+  out.copy_(value);
+}
+
+// The entries at position `pos` (a keepdim-shaped Int64 tensor, or one position for every
+// row when `pos` is undefined and `k` is given) of each row along `dim` sorted ascending
+// (NaN last, equal keys in index order), with their indices.
+void pick_sorted(const Tensor& self, int64_t dim, bool keepdim, const Tensor& pos, int64_t k,
+                 Tensor& values, Tensor& indices) {
+  Tensor in = self.dim() == 0 ? self.unsqueeze(0) : self;
+  auto [sv, si] = at::sort(in, /*stable=*/true, dim, /*descending=*/false);
+  Tensor v = pos.defined() ? sv.gather(dim, pos) : sv.narrow(dim, k, 1);
+  Tensor i = pos.defined() ? si.gather(dim, pos) : si.narrow(dim, k, 1);
+  if (!keepdim || self.dim() == 0) {
+    v = v.squeeze(dim);
+    i = i.squeeze(dim);
+  }
+  set_output(values, v);
+  set_output(indices, i);
+}
+
+// Where each row's median lies in its ascending sort: (n - 1) / 2, or for median the first
+// NaN (NaN sorts last, so at n - nans) when the row has one; nanmedian takes the middle of
+// the numbers, (n - nans - 1) / 2, truncated (0 when all are NaN).
+Tensor median_position(const Tensor& in, int64_t dim, bool ignore_nan) {
+  const int64_t n = in.size(dim);
+  Tensor nans = at::isnan(in).sum(dim, /*keepdim=*/true);
+  if (ignore_nan) return at::div(n - nans - 1, 2, "trunc");
+  return at::where(nans > 0, n - nans, at::full_like(nans, (n - 1) / 2));
+}
+
+std::tuple<Tensor&, Tensor&> median_dim_values(const Tensor& self, int64_t dim, bool keepdim,
+                                               Tensor& values, Tensor& indices,
+                                               bool ignore_nan) {
+  const char* name = ignore_nan ? "nanmedian" : "median";
+  check_operands(name, {self, values, indices});
+  dim = c10::maybe_wrap_dim(dim, self.dim());
+  check_reduced_dim(self, dim, "median()");
+  at::checkScalarType("median", {indices, "indices", 1}, at::kLong);
+  at::checkSameType("median", {values, "values", 0}, {self, "self", 2});
+  check_kernel_dtype("median_out", self.scalar_type(), kFloat | kIntegral);
+  Tensor in = self.dim() == 0 ? self.unsqueeze(0) : self;
+  pick_sorted(self, dim, keepdim, median_position(in, dim, ignore_nan), 0, values, indices);
+  return {values, indices};
+}
+std::tuple<Tensor&, Tensor&> median_out(const Tensor& self, int64_t dim, bool keepdim,
+                                        Tensor& values, Tensor& indices) {
+  return median_dim_values(self, dim, keepdim, values, indices, false);
+}
+std::tuple<Tensor&, Tensor&> nanmedian_out(const Tensor& self, int64_t dim, bool keepdim,
+                                           Tensor& values, Tensor& indices) {
+  return median_dim_values(self, dim, keepdim, values, indices, true);
+}
+
+// The median of every element (NaN for none), with no index.
+Tensor median_all(const Tensor& self, bool ignore_nan) {
+  check_operands(ignore_nan ? "nanmedian" : "median", {self});
+  check_kernel_dtype("median_cpu", self.scalar_type(), kFloat | kIntegral);
+  if (self.numel() == 0)
+    return at::full({}, std::numeric_limits<float>::quiet_NaN()).to(self.options());
+  Tensor flat = self.reshape({-1});
+  Tensor sorted = std::get<0>(at::sort(flat, /*stable=*/true, 0, /*descending=*/false));
+  return sorted.gather(0, median_position(flat, 0, ignore_nan)).reshape({});
+}
+Tensor median_fn(const Tensor& self) { return median_all(self, false); }
+Tensor nanmedian_fn(const Tensor& self) { return median_all(self, true); }
+
+// --- cummax / cummin: the running extreme is one scan (NaN sticks); its index is where the
+// running value was last taken, a second scan (max) over the positions where x is NaN or
+// equals it (the CPU's >= / <= hands ties to the later element) ---
+
+template <bool kMax>
+void cum_extreme(const Tensor& self, Tensor& values, Tensor& indices, int64_t dim) {
+  check_operands(kMax ? "cummax" : "cummin", {self, values, indices});
+  check_kernel_dtype(kMax ? "cummax_cpu" : "cummin_cpu", self.scalar_type(),
+                     kFloat | kIntegral | kBool);
+  dim = c10::maybe_wrap_dim(dim, self.dim());
+  EngineLock g(engine_mutex());
+  if (self.dim() == 0 || self.numel() == 0) {
+    assign(values, read_tensor(self));
+    assign(indices, constant(Scalar::of_int(0), DType::Int64, shape_of(indices.sizes())));
+    return;
+  }
+  const Shape shape = shape_of(self.sizes());
+  NodeRef x = read_tensor(self);
+  Tensor run = empty_loom(self.sizes(), self.scalar_type());  // a scan is stored whole
+  write_tensor(run, scan(kMax ? ReduceKind::Max : ReduceKind::Min, x, int(dim)));
+  NodeRef taken = binary(Op::Eq, x, read_tensor(run));
+  if (is_floating(x->dtype)) taken = binary(Op::LogicalOr, taken, unary(Op::IsNan, x));
+  NodeRef at = where(taken, iota(DType::Int64, shape, int(dim)), int_const(-1, shape));
+  Tensor idx = empty_loom(self.sizes(), at::kLong);
+  write_tensor(idx, scan(ReduceKind::Max, at, int(dim)));
+  assign(values, read_tensor(run));
+  assign(indices, read_tensor(idx));
+}
+void cummax_helper(const Tensor& self, Tensor& values, Tensor& indices, int64_t dim) {
+  cum_extreme<true>(self, values, indices, dim);
+}
+void cummin_helper(const Tensor& self, Tensor& values, Tensor& indices, int64_t dim) {
+  cum_extreme<false>(self, values, indices, dim);
+}
+
+// --- searchsorted / bucketize: the position is how many boundaries of the row test
+// below the value, !(b >= v) (left) or !(b > v) (right), the CPU's binary-search test;
+// over sorted boundaries that is the binary search's answer ---
+
+Tensor& searchsorted_into(const Tensor& seq, const Tensor& self, bool out_int32, bool right,
+                          c10::optional<c10::string_view> side, const c10::optional<Tensor>& sorter_opt,
+                          Tensor& out) {
+  check_operands("searchsorted", {seq, self, out});
+  const Tensor sorter = sorter_opt.has_value() ? *sorter_opt : Tensor();
+  at::native::searchsorted_pre_check(seq, self, out, out_int32, right, side, sorter);
+  at::native::resize_output(out, self.sizes());
+  if (self.numel() == 0) return out;
+  const bool is_right = side ? *side == "right" : right;
+  Tensor b = sorter.defined() ? seq.gather(-1, sorter) : seq;
+  Tensor v = self.unsqueeze(-1);
+  if (seq.dim() > 1) b = b.unsqueeze(-2);
+  Tensor below = at::logical_not(is_right ? at::gt(b, v) : at::ge(b, v));
+  out.copy_(below.sum(-1));
+  return out;
+}
+Tensor searchsorted_fn(const Tensor& seq, const Tensor& self, bool out_int32, bool right,
+                       c10::optional<c10::string_view> side, const c10::optional<Tensor>& sorter) {
+  Tensor out = empty_loom({0}, out_int32 ? at::kInt : at::kLong);
+  return searchsorted_into(seq, self, out_int32, right, side, sorter, out);
+}
+Tensor searchsorted_scalar(const Tensor& seq, const c10::Scalar& self, bool out_int32, bool right,
+                           c10::optional<c10::string_view> side, const c10::optional<Tensor>& sorter) {
+  return searchsorted_fn(seq, at::native::searchsorted_scalar_tensor(self, seq.device()), out_int32,
+                         right, side, sorter);
+}
+
+Tensor& bucketize_into(const Tensor& self, const Tensor& boundaries, bool out_int32, bool right,
+                       Tensor& out) {
+  TORCH_CHECK(boundaries.dim() == 1, "boundaries tensor must be 1 dimension, but got dim(",
+              boundaries.dim(), ")");
+  return searchsorted_into(boundaries, self, out_int32, right, c10::nullopt, c10::nullopt, out);
+}
+Tensor bucketize_fn(const Tensor& self, const Tensor& boundaries, bool out_int32, bool right) {
+  Tensor out = empty_loom({0}, out_int32 ? at::kInt : at::kLong);
+  return bucketize_into(self, boundaries, out_int32, right, out);
+}
+Tensor bucketize_scalar(const c10::Scalar& self, const Tensor& boundaries, bool out_int32,
+                        bool right) {
+  return bucketize_fn(at::native::searchsorted_scalar_tensor(self, boundaries.device()),
+                      boundaries, out_int32, right);
+}
+
+// --- isin: any test element equal to the element (NaN equals nothing) ---
+
+Tensor& isin_into(const Tensor& elements, const Tensor& test, bool invert, Tensor& out) {
+  Tensor hit = at::eq(elements.unsqueeze(-1), test.reshape({-1})).any(-1);
+  out.copy_(invert ? at::logical_not(hit) : hit);
+  return out;
+}
+Tensor& isin_tt_out(const Tensor& elements, const Tensor& test, bool assume_unique, bool invert,
+                    Tensor& out) {
+  check_operands("isin", {elements, test, out});
+  Tensor mo = to_meta(out);
+  at::isin_outf(to_meta(elements), to_meta(test), assume_unique, invert, mo);
+  match_out(out, mo);
+  return isin_into(elements, test, invert, out);
+}
+Tensor isin_tt(const Tensor& elements, const Tensor& test, bool assume_unique, bool invert) {
+  check_operands("isin", {elements, test});
+  Tensor out = result_like(at::isin(to_meta(elements), to_meta(test), assume_unique, invert));
+  return isin_into(elements, test, invert, out);
+}
+Tensor& isin_ts_out(const Tensor& elements, const c10::Scalar& test, bool assume_unique,
+                    bool invert, Tensor& out) {
+  return isin_tt_out(elements, at::scalar_tensor(test, elements.options()), assume_unique, invert,
+                     out);
+}
+Tensor isin_ts(const Tensor& elements, const c10::Scalar& test, bool assume_unique, bool invert) {
+  return isin_tt(elements, at::scalar_tensor(test, elements.options()), assume_unique, invert);
+}
+Tensor& isin_st_out(const c10::Scalar& element, const Tensor& test, bool assume_unique,
+                    bool invert, Tensor& out) {
+  return isin_tt_out(at::scalar_tensor(element, test.options()), test, assume_unique, invert, out);
+}
+Tensor isin_st(const c10::Scalar& element, const Tensor& test, bool assume_unique, bool invert) {
+  return isin_tt(at::scalar_tensor(element, test.options()), test, assume_unique, invert);
+}
+
+// --- aminmax: amin and amax, shaped as the meta result ---
+
+std::tuple<Tensor&, Tensor&> aminmax_out(const Tensor& self, c10::optional<int64_t> dim,
+                                         bool keepdim, Tensor& min, Tensor& max) {
+  check_operands("aminmax", {self, min, max});
+  Tensor mmin = to_meta(min), mmax = to_meta(max);
+  at::aminmax_outf(to_meta(self), dim, keepdim, mmin, mmax);
+  match_out(min, mmin);
+  match_out(max, mmax);
+  if (dim && keepdim && self.dim() == 0) {  // the CPU resizes these to one element
+    at::native::resize_output(min, {1});
+    at::native::resize_output(max, {1});
+  }
+  if (dim) {
+    min.copy_(at::amin(self, *dim, keepdim).reshape(min.sizes()));
+    max.copy_(at::amax(self, *dim, keepdim).reshape(max.sizes()));
+  } else {
+    min.copy_(at::amin(self).reshape(min.sizes()));
+    max.copy_(at::amax(self).reshape(max.sizes()));
+  }
+  return {min, max};
+}
+std::tuple<Tensor, Tensor> aminmax_fn(const Tensor& self, c10::optional<int64_t> dim,
+                                      bool keepdim) {
+  check_operands("aminmax", {self});
+  auto meta = at::aminmax(to_meta(self), dim, keepdim);
+  Tensor min = result_like(std::get<0>(meta)), max = result_like(std::get<1>(meta));
+  aminmax_out(self, dim, keepdim, min, max);
+  return {min, max};
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("median", median_fn);
+  m.impl("median.dim_values", median_out);
+  m.impl("nanmedian", nanmedian_fn);
+  m.impl("nanmedian.dim_values", nanmedian_out);
+  m.impl("_cummax_helper", cummax_helper);
+  m.impl("_cummin_helper", cummin_helper);
+  m.impl("searchsorted.Tensor", searchsorted_fn);
+  m.impl("searchsorted.Tensor_out", searchsorted_into);
+  m.impl("searchsorted.Scalar", searchsorted_scalar);
+  m.impl("bucketize.Tensor", bucketize_fn);
+  m.impl("bucketize.Tensor_out", bucketize_into);
+  m.impl("bucketize.Scalar", bucketize_scalar);
+  m.impl("isin.Tensor_Tensor", isin_tt);
+  m.impl("isin.Tensor_Tensor_out", isin_tt_out);
+  m.impl("isin.Tensor_Scalar", isin_ts);
+  m.impl("isin.Tensor_Scalar_out", isin_ts_out);
+  m.impl("isin.Scalar_Tensor", isin_st);
+  m.impl("isin.Scalar_Tensor_out", isin_st_out);
+  m.impl("aminmax", aminmax_fn);
+  m.impl("aminmax.out", aminmax_out);
+}
+
+}  // namespace loom::aten

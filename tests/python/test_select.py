@@ -1,0 +1,184 @@
+"""kthvalue, median, nanmedian, cummax/cummin, searchsorted/bucketize, isin and aminmax on
+Loom against the CPU: values and indices (ties and NaN included: Loom reports the CPU's
+index among equal values), every dimension, keepdim, out= forms, errors and gradients.
+None of them falls back to the CPU."""
+import pytest
+import torch
+
+import loom
+
+D = loom.device
+
+
+def run(fn, *args):
+    """fn on CPU and on Loom; returns both results (tuples flattened) with no fallback."""
+    want = fn(*args)
+    loom.reset_metrics()
+    got = fn(*[a.to(D) if isinstance(a, torch.Tensor) else a for a in args])
+    assert loom.metrics()["fallbacks"] == {}
+    want = want if isinstance(want, tuple) else (want,)
+    got = got if isinstance(got, tuple) else (got,)
+    return [g.cpu() for g in got], list(want)
+
+
+def same(fn, *args):
+    got, want = run(fn, *args)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        torch.testing.assert_close(g, w, rtol=0, atol=0, equal_nan=True)
+
+
+def tied(dtype, shape, seed, nan=False):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randint(-3, 4, shape, generator=g).to(dtype)
+    if nan and dtype.is_floating_point:
+        x[x == 2] = float("nan")
+    return x
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int8, torch.float32, torch.float64,
+                                   torch.bfloat16], ids=str)
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_kthvalue_matches_cpu_indices_among_ties(dtype, keepdim):
+    for seed in range(12):
+        x = tied(dtype, (4, 7, 5), seed, nan=seed % 3 == 0)
+        for dim in (0, 1, 2, -1):
+            for k in (1, 3, x.shape[dim]):
+                same(lambda t: torch.kthvalue(t, k, dim, keepdim), x)
+    same(lambda t: torch.kthvalue(t, 1), torch.tensor(3.0))
+
+
+@pytest.mark.parametrize("name", ["median", "nanmedian"])
+@pytest.mark.parametrize("dtype", [torch.int32, torch.float32, torch.float64], ids=str)
+def test_median_and_nanmedian(name, dtype):
+    fn = getattr(torch, name)
+    for seed in range(8):
+        x = tied(dtype, (5, 6), seed, nan=seed % 2 == 0)
+        same(fn, x)
+        for dim in (0, 1):
+            for keepdim in (False, True):
+                same(lambda t: fn(t, dim, keepdim), x)
+                same(lambda t: fn(t.t(), dim, keepdim), x)  # strided rows
+    if dtype.is_floating_point:
+        same(fn, torch.full((4,), float("nan"), dtype=dtype))
+        same(lambda t: fn(t, 0), torch.full((3, 2), float("nan"), dtype=dtype))
+    same(fn, torch.tensor(2, dtype=dtype))
+    same(lambda t: fn(t, 0), torch.tensor(2, dtype=dtype))
+
+
+def test_median_of_nothing_and_errors():
+    same(torch.median, torch.empty(0))
+    for fn, arg in [(lambda t: torch.median(t, 0), torch.empty(0, 3)),
+                    (lambda t: torch.kthvalue(t, 4, 0), torch.ones(3)),
+                    (lambda t: torch.kthvalue(t, 1, 0), torch.empty(0)),
+                    (torch.median, torch.ones(3, dtype=torch.half)),
+                    (lambda t: torch.kthvalue(t, 1), torch.ones(3, dtype=torch.bool))]:
+        with pytest.raises(Exception) as want:
+            fn(arg)
+        with pytest.raises(type(want.value)) as got:
+            fn(arg.to(D))
+        assert str(got.value).split("\n")[0] == str(want.value).split("\n")[0]
+
+
+def test_selection_out_forms_and_gradient():
+    x = torch.randn(4, 6)
+    for fn in (lambda t, v, i: torch.kthvalue(t, 2, 1, out=(v, i)),
+               lambda t, v, i: torch.median(t, 0, out=(v, i)),
+               lambda t, v, i: torch.nanmedian(t, 1, True, out=(v, i))):
+        same(lambda t: fn(t, torch.empty(0, device=t.device),
+                          torch.empty(0, dtype=torch.long, device=t.device)), x)
+    grads = []
+    for dev in ("cpu", D):
+        t = x.clone().to(dev).requires_grad_()
+        (torch.kthvalue(t, 2, 1)[0].sum() + torch.median(t, 0)[0].sum() + torch.median(t)).backward()
+        grads.append(t.grad.cpu())
+    torch.testing.assert_close(grads[1], grads[0])
+
+
+@pytest.mark.parametrize("name", ["cummax", "cummin"])
+@pytest.mark.parametrize("dtype", [torch.bool, torch.uint8, torch.int64, torch.bfloat16,
+                                   torch.float32, torch.float64], ids=str)
+def test_cummax_cummin(name, dtype):
+    fn = getattr(torch, name)
+    with pytest.raises(RuntimeError, match=f'"{name}_cpu" not implemented for \'Half\''):
+        fn(torch.ones(3, dtype=torch.half, device=D), 0)
+    for seed in range(6):
+        x = tied(dtype, (5, 9), seed, nan=seed % 2 == 1) if dtype != torch.bool else \
+            torch.rand(5, 9, generator=torch.Generator().manual_seed(seed)) > 0.5
+        for dim in (0, 1):
+            same(lambda t: fn(t, dim), x)
+            same(lambda t: fn(t.t(), dim), x)
+    same(lambda t: fn(t, 0), torch.tensor(1, dtype=dtype))
+    same(lambda t: fn(t, 0), torch.empty(0, dtype=dtype))
+    same(lambda t: fn(t, 1, out=(torch.empty(0, dtype=dtype, device=t.device),
+                                 torch.empty(0, dtype=torch.long, device=t.device))),
+         tied(dtype, (3, 4), 9) if dtype != torch.bool else torch.ones(3, 4, dtype=torch.bool))
+
+
+def test_cummax_gradient():
+    x = torch.randn(4, 8, dtype=torch.float64)
+    grads = []
+    for dev in ("cpu", D):
+        t = x.clone().to(dev).requires_grad_()
+        (torch.cummax(t, 1)[0] * torch.arange(8.0, dtype=torch.float64, device=dev)).sum().backward()
+        grads.append(t.grad.cpu())
+    torch.testing.assert_close(grads[1], grads[0])
+
+
+@pytest.mark.parametrize("right", [False, True])
+@pytest.mark.parametrize("int32", [False, True])
+def test_searchsorted_and_bucketize(right, int32):
+    seq = torch.tensor([-2.0, -1.0, -1.0, 0.0, 0.5, 3.0])
+    v = torch.tensor([[-3.0, -1.0, 0.25], [3.0, 7.0, 0.0]])
+    kw = dict(out_int32=int32, right=right)
+    same(lambda s, x: torch.searchsorted(s, x, **kw), seq, v)
+    same(lambda s, x: torch.bucketize(x, s, **kw), seq, v)
+    same(lambda s: torch.searchsorted(s, 0.5, **kw), seq)
+    same(lambda s: torch.bucketize(-1, s, **kw), seq)
+    rows = torch.sort(torch.randn(2, 3, 8), dim=-1)[0]
+    vals = torch.randn(2, 3, 5)
+    same(lambda s, x: torch.searchsorted(s, x, **kw), rows, vals)
+    same(lambda s, x: torch.searchsorted(s, x, side="right" if right else "left"), rows, vals)
+    perm = torch.stack([torch.stack([torch.randperm(8) for _ in range(3)]) for _ in range(2)])
+    shuffled = rows.gather(-1, perm)
+    same(lambda s, x, p: torch.searchsorted(s, x, sorter=p.argsort(-1), **kw), shuffled, vals, perm)
+    same(lambda s, x: torch.searchsorted(s, x, **kw), torch.arange(10), torch.tensor([3.5, -1.0]))
+    same(lambda s, x: torch.searchsorted(
+        s, x, out=torch.empty(0, dtype=torch.int32 if int32 else torch.long, device=s.device), **kw),
+        seq, v)
+
+
+def test_search_errors():
+    for fn, args in [(lambda s, x: torch.bucketize(x, s), (torch.ones(2, 3), torch.ones(3))),
+                     (lambda s, x: torch.searchsorted(s, x), (torch.ones(2, 3), torch.ones(3, 3))),
+                     (lambda s, x: torch.searchsorted(s, x, side="left", right=True),
+                      (torch.ones(3), torch.ones(2)))]:
+        with pytest.raises(Exception) as want:
+            fn(*args)
+        with pytest.raises(type(want.value)) as got:
+            fn(*[a.to(D) for a in args])
+        assert str(got.value).split("\n")[0] == str(want.value).split("\n")[0]
+
+
+@pytest.mark.parametrize("invert", [False, True])
+def test_isin(invert):
+    e = torch.tensor([[1.0, 2.0, float("nan")], [4.0, 5.0, 2.0]])
+    t = torch.tensor([2.0, float("nan"), 5.0])
+    same(lambda a, b: torch.isin(a, b, invert=invert), e, t)
+    same(lambda a, b: torch.isin(a, b, invert=invert), torch.arange(10), torch.tensor([3, 7, 7]))
+    same(lambda a: torch.isin(a, 2.0, invert=invert), e)
+    same(lambda b: torch.isin(4, b, invert=invert), torch.arange(6))
+    same(lambda a, b: torch.isin(a, b, invert=invert), torch.arange(5), torch.empty(0, dtype=torch.long))
+    same(lambda a, b: torch.isin(a, b, out=torch.empty(0, dtype=torch.bool, device=a.device)), e, t)
+
+
+@pytest.mark.parametrize("dtype", [torch.bool, torch.int32, torch.float32], ids=str)
+def test_aminmax(dtype):
+    x = tied(dtype, (4, 5), 3) if dtype != torch.bool else torch.rand(4, 5) > 0.3
+    same(torch.aminmax, x)
+    for dim in (0, 1):
+        for keepdim in (False, True):
+            same(lambda t: torch.aminmax(t, dim=dim, keepdim=keepdim), x)
+    same(lambda t: torch.aminmax(t, keepdim=True), x)
+    with pytest.warns(UserWarning):  # the CPU resizes a 0-dim result to one element
+        same(lambda t: torch.aminmax(t, dim=0, keepdim=True), x[0, 0])
