@@ -142,6 +142,62 @@ Tensor& linspace_out(const c10::Scalar& start, const c10::Scalar& end, int64_t s
   return out;
 }
 
+// --- logspace: base ^ (start + step i) in double, from the end for the second half ---
+
+Tensor& logspace_out(const c10::Scalar& start, const c10::Scalar& end, int64_t steps, double base,
+                     Tensor& out) {
+  TORCH_CHECK(steps >= 0, "number of steps must be non-negative");
+  if (out.numel() != steps) out.resize_({steps});
+  const c10::ScalarType st = out.scalar_type();
+  TORCH_CHECK(st != at::kHalf && st != at::kBool, "\"logspace_cpu\" not implemented for '",
+              c10::toString(st), "'");
+  if (steps == 0) return out;
+  EngineLock g(engine_mutex());
+  DType t = dtype_of(out);
+  Shape s = shape_of_t(out);
+  // Real results: start and end as the dtype holds them, their difference in the dtype, the
+  // rest in double. Complex results compute in their own dtype, as the CPU does.
+  const DType c = is_complex(t) ? t : DType::Float64;
+  NodeRef b = cast(cf(base, DType::Float64, s), c);
+  if (steps == 1) {
+    assign(out, binary(Op::Pow, b, scalar_node(start, s, c)));
+    return out;
+  }
+  NodeRef s0 = scalar_node(start, s, t), s1 = scalar_node(end, s, t);
+  NodeRef n1 = cast(cf(double(steps - 1), DType::Float64, s), c);
+  NodeRef step = binary(Op::Div, cast(binary(Op::Sub, s1, s0), c), n1);
+  s0 = cast(s0, c), s1 = cast(s1, c);
+  NodeRef i = cast(iota(DType::Int64, s, 0), c);
+  NodeRef lo = binary(Op::Add, s0, binary(Op::Mul, step, i));
+  NodeRef hi = binary(Op::Sub, s1, binary(Op::Mul, step, binary(Op::Sub, n1, i)));
+  NodeRef first = binary(Op::Lt, iota(DType::Int64, s, 0), ci(steps / 2, DType::Int64, s));
+  assign(out, binary(Op::Pow, b, where(first, lo, hi)));
+  return out;
+}
+
+// --- tril_indices / triu_indices: the (small) table of coordinates is built on the host,
+// as the CPU builds it, and copied in ---
+
+Tensor triangle_indices(bool lower, int64_t row, int64_t col, int64_t offset,
+                        c10::optional<at::ScalarType> dtype, c10::optional<at::Layout> layout,
+                        c10::optional<at::Device> device, c10::optional<bool> pin_memory) {
+  auto host = lower ? at::tril_indices(row, col, offset, dtype, layout, at::kCPU, pin_memory)
+                    : at::triu_indices(row, col, offset, dtype, layout, at::kCPU, pin_memory);
+  Tensor out = empty_loom(host.sizes(), host.scalar_type());
+  out.copy_(host);
+  return out;
+}
+Tensor tril_indices_fn(int64_t row, int64_t col, int64_t offset, c10::optional<at::ScalarType> dtype,
+                       c10::optional<at::Layout> layout, c10::optional<at::Device> device,
+                       c10::optional<bool> pin_memory) {
+  return triangle_indices(true, row, col, offset, dtype, layout, device, pin_memory);
+}
+Tensor triu_indices_fn(int64_t row, int64_t col, int64_t offset, c10::optional<at::ScalarType> dtype,
+                       c10::optional<at::Layout> layout, c10::optional<at::Device> device,
+                       c10::optional<bool> pin_memory) {
+  return triangle_indices(false, row, col, offset, dtype, layout, device, pin_memory);
+}
+
 // --- eye ---
 
 Tensor& eye_m_out(int64_t n, int64_t m, Tensor& out) {
@@ -345,6 +401,9 @@ Tensor& random_from_ip(Tensor& self, int64_t from, c10::optional<int64_t> to,
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("arange.start_out", arange_out);
   m.impl("linspace.out", linspace_out);
+  m.impl("logspace.out", logspace_out);
+  m.impl("tril_indices", tril_indices_fn);
+  m.impl("triu_indices", triu_indices_fn);
   m.impl("eye.out", eye_out);
   m.impl("eye.m_out", eye_m_out);
   m.impl("uniform_", uniform_ip);

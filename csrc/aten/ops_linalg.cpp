@@ -321,6 +321,15 @@ Tensor dot_product(const char* op, const Tensor& a, const Tensor& b, bool conj_a
 Tensor dot_fn(const Tensor& a, const Tensor& b) { return dot_product("dot", a, b, false); }
 Tensor vdot_fn(const Tensor& a, const Tensor& b) { return dot_product("vdot", a, b, true); }
 
+// m @ v as a reduction over m's rows, in dtype t's accumulator, rounded to t.
+NodeRef mv_value(const Tensor& m, const Tensor& v, DType t) {
+  DType acc = is_reduced_float(t) ? DType::Float32 : t;
+  Shape s = shape_of(m.sizes());
+  NodeRef x = reindex(cast(read_tensor(v), acc), s, IndexMap{{0}, {-1, 0}, {0, 1}});
+  NodeRef r = reduce(ReduceKind::Sum, binary(Op::Mul, cast(read_tensor(m), acc), x), {1}, acc);
+  return cast(reindex(r, {s[0]}, IndexMap{{0, 0}, {0}, {1}}), t);
+}
+
 Tensor mv_fn(const Tensor& m, const Tensor& v) {
   check_operands("mv", {m, v});
   check_same_dtype(m, v);
@@ -328,13 +337,66 @@ Tensor mv_fn(const Tensor& m, const Tensor& v) {
   EngineLock g(engine_mutex());
   Tensor out = result_like(meta);
   if (out.numel() == 0) return out;
-  DType t = to_loom(meta.scalar_type());
-  DType acc = is_reduced_float(t) ? DType::Float32 : t;
-  Shape s = shape_of(m.sizes());
-  NodeRef x = reindex(cast(read_tensor(v), acc), s, IndexMap{{0}, {-1, 0}, {0, 1}});
-  NodeRef r = reduce(ReduceKind::Sum, binary(Op::Mul, cast(read_tensor(m), acc), x), {1}, acc);
-  assign(out, cast(reindex(r, {s[0]}, IndexMap{{0, 0}, {0}, {1}}), t));
+  assign(out, mv_value(m, v, to_loom(meta.scalar_type())));
   return out;
+}
+
+// addmv: beta * self + alpha * (mat @ vec); an empty product is 0.
+Tensor& addmv_into(const Tensor& self, const Tensor& mat, const Tensor& vec,
+                   const c10::Scalar& beta, const c10::Scalar& alpha, Tensor& out) {
+  if (out.numel() == 0) return out;
+  check_same_dtype(mat, vec);
+  EngineLock g(engine_mutex());
+  DType t = to_loom(out.scalar_type());
+  Shape shape = shape_of(out.sizes());
+  NodeRef p = mat.size(1) == 0 ? constant(Scalar::of_int(0), t, shape) : mv_value(mat, vec, t);
+  assign(out, epilogue(p, self, beta, alpha, shape, t));
+  return out;
+}
+Tensor addmv_fn(const Tensor& self, const Tensor& mat, const Tensor& vec, const c10::Scalar& beta,
+                const c10::Scalar& alpha) {
+  check_operands("addmv", {self, mat, vec});
+  Tensor out = result_like(at::addmv(to_meta(self), to_meta(mat), to_meta(vec), beta, alpha));
+  return addmv_into(self, mat, vec, beta, alpha, out);
+}
+Tensor& addmv_out(const Tensor& self, const Tensor& mat, const Tensor& vec, const c10::Scalar& beta,
+                  const c10::Scalar& alpha, Tensor& out) {
+  check_operands("addmv", {self, mat, vec, out});
+  Tensor mo = to_meta(out);
+  at::addmv_outf(to_meta(self), to_meta(mat), to_meta(vec), beta, alpha, mo);
+  match_out(out, mo);
+  return addmv_into(self, mat, vec, beta, alpha, out);
+}
+Tensor& addmv_ip(Tensor& self, const Tensor& mat, const Tensor& vec, const c10::Scalar& beta,
+                 const c10::Scalar& alpha) {
+  return addmv_out(self, mat, vec, beta, alpha, self);
+}
+
+// addbmm: beta * self + alpha * sum over b of batch1[b] @ batch2[b], one product of the
+// batches laid side by side: (n, B k) @ (B k, p).
+Tensor& addbmm_out(const Tensor& self, const Tensor& b1, const Tensor& b2, const c10::Scalar& beta,
+                   const c10::Scalar& alpha, Tensor& out) {
+  check_operands("addbmm", {self, b1, b2, out});
+  TORCH_CHECK(b1.dim() == 3, "batch1 must be a 3D tensor");
+  TORCH_CHECK(b2.dim() == 3, "batch2 must be a 3D tensor");
+  TORCH_CHECK(b1.size(0) == b2.size(0), "batch1 and batch2 must have same number of batches, got ",
+              b1.size(0), " and ", b2.size(0));
+  TORCH_CHECK(b1.size(2) == b2.size(1), "Incompatible matrix sizes for bmm (", b1.size(1), "x",
+              b1.size(2), " and ", b2.size(1), "x", b2.size(2), ")");
+  Tensor s = self.expand({b1.size(1), b2.size(2)});
+  at::native::resize_output(out, s.sizes());
+  const int64_t n = b1.size(1), k = b1.size(0) * b1.size(2), p = b2.size(2);
+  Tensor a = b1.transpose(0, 1).reshape({n, k}), b = b2.reshape({k, p});
+  return add_product_into(s, a, b, beta, alpha, out, false);
+}
+Tensor addbmm_fn(const Tensor& self, const Tensor& b1, const Tensor& b2, const c10::Scalar& beta,
+                 const c10::Scalar& alpha) {
+  Tensor out = empty_loom({0}, self.scalar_type());
+  return addbmm_out(self, b1, b2, beta, alpha, out);
+}
+Tensor& addbmm_ip(Tensor& self, const Tensor& b1, const Tensor& b2, const c10::Scalar& beta,
+                  const c10::Scalar& alpha) {
+  return addbmm_out(self, b1, b2, beta, alpha, self);
 }
 
 }  // namespace
@@ -353,6 +415,12 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("dot", TORCH_FN(dot_fn));
   m.impl("vdot", TORCH_FN(vdot_fn));
   m.impl("mv", TORCH_FN(mv_fn));
+  m.impl("addmv", TORCH_FN(addmv_fn));
+  m.impl("addmv.out", TORCH_FN(addmv_out));
+  m.impl("addmv_", TORCH_FN(addmv_ip));
+  m.impl("addbmm", TORCH_FN(addbmm_fn));
+  m.impl("addbmm.out", TORCH_FN(addbmm_out));
+  m.impl("addbmm_", TORCH_FN(addbmm_ip));
 }
 
 }  // namespace loom::aten

@@ -1,7 +1,9 @@
 // Reductions that PyTorch implements only per backend (no composite a new device inherits),
 // built here from other aten ops: every call below dispatches back to Loom's own kernels,
-// so nothing runs on the CPU. nansum, count_nonzero, equal.
+// so nothing runs on the CPU. nansum, count_nonzero, equal, renorm.
 #include <ATen/ATen.h>
+#include <ATen/AccumulateType.h>
+#include <ATen/native/Resize.h>
 #include <torch/library.h>
 
 namespace loom::aten {
@@ -40,6 +42,35 @@ bool equal_fn(const Tensor& self, const Tensor& other) {
   return at::eq(self, other).all().item<bool>();
 }
 
+// renorm: each slice along dim whose p-norm exceeds maxnorm is scaled by
+// maxnorm / (norm + 1e-7), the factor computed in the norm's dtype (float for half types).
+Tensor& renorm_into(const Tensor& self, const c10::Scalar& p, int64_t dim, const c10::Scalar& maxnorm,
+                    Tensor& out) {
+  Tensor mo = out.is_same(self) ? self.to(at::kMeta) : out.to(at::kMeta);
+  at::renorm_outf(self.to(at::kMeta), p, dim, maxnorm, mo);
+  dim = c10::maybe_wrap_dim(dim, self.dim());
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < self.dim(); ++d)
+    if (d != dim) dims.push_back(d);
+  const auto acc = at::toAccumulateType(self.scalar_type(), /*is_cuda=*/true);
+  Tensor norm = acc != self.scalar_type()
+                    ? at::linalg_vector_norm(self, p.toDouble(), dims, true, acc)
+                    : at::linalg_vector_norm(self, p.toDouble(), dims, true);
+  Tensor factor = at::where(norm > maxnorm,
+                            at::div(at::full_like(norm, maxnorm), norm + 1e-7),
+                            at::ones_like(norm));
+  if (acc != c10::toRealValueType(self.scalar_type())) factor = factor.to(self.scalar_type());
+  if (!out.is_same(self)) at::native::resize_output(out, self.sizes());
+  return at::mul_out(out, self, factor);
+}
+Tensor renorm_fn(const Tensor& self, const c10::Scalar& p, int64_t dim, const c10::Scalar& maxnorm) {
+  Tensor out = at::empty_like(self, at::MemoryFormat::Contiguous);
+  return renorm_into(self, p, dim, maxnorm, out);
+}
+Tensor& renorm_ip(Tensor& self, const c10::Scalar& p, int64_t dim, const c10::Scalar& maxnorm) {
+  return renorm_into(self, p, dim, maxnorm, self);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -47,6 +78,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("nansum.out", nansum_out);
   m.impl("count_nonzero.dim_IntList", count_nonzero_fn);
   m.impl("equal", equal_fn);
+  m.impl("renorm", renorm_fn);
+  m.impl("renorm.out", renorm_into);
+  m.impl("renorm_", renorm_ip);
 }
 
 }  // namespace loom::aten

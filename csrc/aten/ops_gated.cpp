@@ -1,0 +1,122 @@
+// Activations with a second operand taken from the input or a weight: glu (one half of
+// the input gates the other) and prelu (a slope per channel), forward and backward.
+#include <ATen/ATen.h>
+#include <ATen/native/Resize.h>
+#include <torch/library.h>
+
+#include "aten/pointwise.h"
+
+namespace loom::aten {
+
+namespace {
+
+using at::Tensor;
+using V = std::vector<NodeRef>;
+using namespace expr;
+
+NodeRef sigmoid(const NodeRef& x) { return unary(Op::Sigmoid, x); }
+
+// --- glu: a * sigmoid(b), a and b the two halves of the input along dim ---
+
+Tensor& glu_into(const Tensor& self, int64_t dim, Tensor& out) {
+  check_operands("glu", {self, out});
+  Tensor ms = to_meta(self), mo = to_meta_out(out, self, ms);
+  at::glu_outf(ms, dim, mo);
+  check_kernel_dtype("glu_cpu", mo.scalar_type(), kFloat);
+  match_out(out, mo);
+  dim = c10::maybe_wrap_dim(dim, self.dim());
+  const int64_t h = self.size(dim) / 2;
+  return pointwise_into(out, {self.narrow(dim, 0, h), self.narrow(dim, h, h)},
+                        [](const V& v) { return v[0] * sigmoid(v[1]); });
+}
+Tensor glu_fn(const Tensor& self, int64_t dim) {
+  check_operands("glu", {self});
+  Tensor out;
+  {
+    EngineLock g(engine_mutex());
+    out = result_like(at::glu(to_meta(self), dim));
+  }
+  return glu_into(self, dim, out);
+}
+
+// d/da = g sigmoid(b); d/db = (1 - sigmoid(b)) sigmoid(b) a g, as the CPU orders it.
+Tensor& glu_backward_into(const Tensor& grad, const Tensor& self, int64_t dim, Tensor& gi) {
+  check_operands("glu_backward", {grad, self, gi});
+  TORCH_CHECK(self.dim() > 0, "glu does not support 0-dimensional tensors");
+  dim = c10::maybe_wrap_dim(dim, self.dim());
+  const int64_t n = self.size(dim);
+  TORCH_CHECK(n % 2 == 0, "Halving dimension must be even, but dimension ", dim, " is size ", n);
+  check_kernel_dtype("glu_backward_cpu", self.scalar_type(), kFloat);
+  at::native::resize_output(gi, self.sizes());
+  const int64_t h = n / 2;
+  Tensor a = self.narrow(dim, 0, h), b = self.narrow(dim, h, h);
+  Tensor ga = gi.narrow(dim, 0, h), gb = gi.narrow(dim, h, h);
+  pointwise_into(gb, {a, b, grad}, [](const V& v) {
+    NodeRef s = sigmoid(v[1]);
+    return (1.0 - s) * s * v[0] * v[2];
+  });
+  pointwise_into(ga, {b, grad}, [](const V& v) { return sigmoid(v[0]) * v[1]; });
+  return gi;
+}
+Tensor glu_backward_fn(const Tensor& grad, const Tensor& self, int64_t dim) {
+  Tensor gi = empty_loom({0}, self.scalar_type());
+  return glu_backward_into(grad, self, dim, gi);
+}
+
+// --- prelu: x where x > 0, else weight * x, with one weight or one per channel (dim 1) ---
+
+// The weight laid along the input's channel dim (or as a scalar), checked as the CPU does.
+Tensor channel_weight(const Tensor& self, const Tensor& weight) {
+  const int64_t n = weight.numel();
+  if (n != 1) {
+    TORCH_CHECK(self.dim() > 0, "Not allow zero-dim input tensor.");
+    const int64_t channels = self.dim() > 1 ? self.size(1) : 1;
+    TORCH_CHECK(channels == n, "Mismatch of parameter numbers and input channel size. Found "
+                "parameter numbers = ", n, " and channel size = ", channels, ".");
+  }
+  TORCH_CHECK(weight.dim() <= 1,
+              "prelu: Expected `weight` to be a scalar or 1D tensor, but got ndim = ", weight.dim());
+  std::vector<int64_t> sizes(size_t(self.dim()), 1);
+  if (self.dim() >= 2) sizes[1] = weight.numel();
+  return weight.reshape(sizes);
+}
+
+Tensor prelu_fn(const Tensor& self, const Tensor& weight) {
+  check_operands("prelu", {self, weight});
+  Tensor w = channel_weight(self, weight);
+  check_kernel_dtype("prelu_cpu", self.scalar_type(), kFloat);
+  Tensor meta = at::empty_like(to_meta(self), self.suggest_memory_format());
+  return pointwise_result(meta, {self, w},
+                          [](const V& v) { return select(gt(v[0], 0.0), v[0], v[1] * v[0]); });
+}
+
+// (grad_input, grad_weight): grad_weight sums x * g where x <= 0, per channel.
+std::tuple<Tensor, Tensor> prelu_backward_fn(const Tensor& grad, const Tensor& self,
+                                             const Tensor& weight) {
+  check_operands("prelu_backward", {grad, self, weight});
+  Tensor w = channel_weight(self, weight);
+  check_kernel_dtype("prelu_backward_cpu", self.scalar_type(), kFloat);
+  Tensor meta = at::empty_like(to_meta(self), self.suggest_memory_format());
+  Tensor gi = pointwise_result(meta, {self, w, grad}, [](const V& v) {
+    return select(gt(v[0], 0.0), v[2], v[1] * v[2]);
+  });
+  Tensor term = at::where(self > 0, at::zeros({}, self.options()), self * grad);
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < self.dim(); ++d)
+    if (d != 1 || weight.numel() == 1) dims.push_back(d);
+  Tensor gw = dims.empty() ? term : term.sum(dims);
+  return {gi, gw.reshape(weight.sizes()).to(weight.scalar_type())};
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("glu", glu_fn);
+  m.impl("glu.out", glu_into);
+  m.impl("glu_backward", glu_backward_fn);
+  m.impl("glu_backward.grad_input", glu_backward_into);
+  m.impl("prelu", prelu_fn);
+  m.impl("prelu_backward", prelu_backward_fn);
+}
+
+}  // namespace loom::aten
