@@ -356,6 +356,23 @@ Tensor conv_weight_grad(const Tensor& grad_out, const Tensor& input, const Tenso
   return gw.contiguous(format);
 }
 
+// Rows a transposed convolution's output_padding adds past a multiple of its stride: the
+// convolution it transposes maps the output to that many more input rows, all zero.
+std::vector<int64_t> extra_rows(IntArrayRef output_padding, IntArrayRef stride, int64_t d) {
+  auto s = expand_param(stride, d, "stride"), op = expand_param(output_padding, d, "output_padding");
+  std::vector<int64_t> extra(size_t(d), 0);
+  for (int64_t i = 0; i < d; ++i) extra[size_t(i)] = op[size_t(i)] / s[size_t(i)];
+  return extra;
+}
+
+// t with `extra[i]` zero rows appended to spatial dim i.
+Tensor pad_end(const Tensor& t, const std::vector<int64_t>& extra) {
+  if (std::all_of(extra.begin(), extra.end(), [](int64_t e) { return e == 0; })) return t;
+  std::vector<int64_t> pads;
+  for (size_t i = extra.size(); i-- > 0;) pads.insert(pads.end(), {0, extra[i]});
+  return at::constant_pad_nd(t, pads, 0);
+}
+
 Tensor convolution(const Tensor& input, const Tensor& weight, const c10::optional<Tensor>& bias,
                    IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool transposed,
                    IntArrayRef output_padding, int64_t groups) {
@@ -374,9 +391,10 @@ Tensor convolution(const Tensor& input, const Tensor& weight, const c10::optiona
                         dl[size_t(i)] * (weight.size(2 + i) - 1) + op[size_t(i)] + 1);
   Tensor like = at::empty(out_shape, input.options().device(at::kMeta));
   ConvGeometry g = geometry(like, weight, stride, padding, dilation, groups);
-  TORCH_CHECK(g.out == std::vector<int64_t>(input.sizes().begin() + 2, input.sizes().end()),
+  Tensor x = pad_end(input, extra_rows(output_padding, stride, d));
+  TORCH_CHECK(g.out == std::vector<int64_t>(x.sizes().begin() + 2, x.sizes().end()),
               "convolution_overrideable: transposed output size does not invert the convolution");
-  Tensor out = conv_input_grad(input, weight, g, input.scalar_type(), at::MemoryFormat::Contiguous);
+  Tensor out = conv_input_grad(x, weight, g, input.scalar_type(), at::MemoryFormat::Contiguous);
   if (bias.has_value() && bias->defined()) {
     Shape bshape(size_t(out.dim()), 1);
     bshape[1] = bias->size(0);
@@ -398,10 +416,16 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward(
     if (mask[1]) gw = conv_weight_grad(grad_out, input, weight, g, f);
   } else {
     // y = conv_T(x, w) means x-shaped = conv(y-shaped, w): roles of input and grad swap.
+    // Rows that output_padding adds past the stride pair with zero input rows.
     ConvGeometry g = geometry(grad_out, weight, stride, padding, dilation, groups);
     const at::MemoryFormat f = at::MemoryFormat::Contiguous;
-    if (mask[0]) gi = conv_forward(grad_out, weight, c10::nullopt, g, f);
-    if (mask[1]) gw = conv_weight_grad(input, grad_out, weight, g, f);
+    const auto extra = extra_rows(output_padding, stride, input.dim() - 2);
+    if (mask[0]) {
+      gi = conv_forward(grad_out, weight, c10::nullopt, g, f);
+      for (int64_t i = 2; i < input.dim(); ++i) gi = gi.narrow(i, 0, input.size(i));
+      if (!gi.is_contiguous()) gi = gi.contiguous();
+    }
+    if (mask[1]) gw = conv_weight_grad(pad_end(input, extra), grad_out, weight, g, f);
   }
   if (mask[2]) {
     std::vector<int64_t> dims{0};

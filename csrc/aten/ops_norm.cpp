@@ -60,7 +60,9 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm(const Tensor& input, at::IntArrayR
   NodeRef centered = binary(Op::Sub, x, mu);
   NodeRef var = mean_over(binary(Op::Mul, centered, centered), axes, count);
   NodeRef r = unary(Op::Rsqrt, binary(Op::Add, var, scalar(eps, acc, s)));
-  NodeRef y = binary(Op::Mul, centered, r);
+  // x * rstd - rstd * mean, as the CPU's kernel forms it: when the variance is tiny next to
+  // eps, the two products cancel and the rounding left over is the CPU's.
+  NodeRef y = binary(Op::Add, binary(Op::Mul, x, r), unary(Op::Neg, binary(Op::Mul, r, mu)));
   if (has(weight)) y = binary(Op::Mul, y, along(cast(read_tensor(*weight), acc), s, axis));
   if (has(bias)) y = binary(Op::Add, y, along(cast(read_tensor(*bias), acc), s, axis));
   assign(out, cast(y, t));
@@ -99,7 +101,9 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_backward(
   Shape s = shape_of(input.sizes());
   NodeRef x = cast(read_tensor(input), acc), go = cast(read_tensor(grad_out), acc);
   NodeRef mu = expand(cast(read_tensor(mean), acc), s), r = expand(cast(read_tensor(rstd), acc), s);
-  NodeRef xhat = binary(Op::Mul, binary(Op::Sub, x, mu), r);
+  // The CPU's forms: x̂ = rstd x - rstd mean, and the input gradient as
+  // rstd g + b x + c from the row sums of g and g x (g = dy * gamma).
+  NodeRef xhat = binary(Op::Add, binary(Op::Mul, r, x), unary(Op::Neg, binary(Op::Mul, r, mu)));
   auto per_feature = [&](const NodeRef& v, const Tensor& like) {
     NodeRef sum = reduce(ReduceKind::Sum, v, outer, acc);
     Shape ws = shape_of(like.sizes());
@@ -112,11 +116,18 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_backward(
     return cast(reindex(sum, ws, m), to_loom(like.scalar_type()));
   };
   if (mask[0] && input.numel() > 0) {
-    NodeRef gx = go;
-    if (has(weight)) gx = binary(Op::Mul, gx, along(cast(read_tensor(*weight), acc), s, axis));
-    NodeRef a = mean_over(gx, inner, count);
-    NodeRef b = mean_over(binary(Op::Mul, gx, xhat), inner, count);
-    NodeRef v = binary(Op::Mul, r, binary(Op::Sub, binary(Op::Sub, gx, a), binary(Op::Mul, xhat, b)));
+    // In the CPU's order: ds = sum dy x gamma, db = sum dy gamma, b = (db mean - ds) rstd^3 / N,
+    // c = -b mean - db rstd / N, dx = rstd dy gamma + b x + c.
+    auto sum_over = [&](const NodeRef& v) { return expand(reduce(ReduceKind::Sum, v, inner, acc), s); };
+    auto mul = [](const NodeRef& a, const NodeRef& b) { return binary(Op::Mul, a, b); };
+    NodeRef w = has(weight) ? along(cast(read_tensor(*weight), acc), s, axis) : nullptr;
+    NodeRef ds = sum_over(w ? mul(mul(go, x), w) : mul(go, x));
+    NodeRef db = sum_over(w ? mul(go, w) : go);
+    NodeRef scale = scalar(1.0 / double(count), acc, s);
+    NodeRef b = mul(mul(mul(mul(binary(Op::Sub, mul(db, mu), ds), r), r), r), scale);
+    NodeRef c = binary(Op::Sub, mul(unary(Op::Neg, b), mu), mul(mul(db, r), scale));
+    NodeRef ry = w ? mul(mul(r, go), w) : mul(r, go);
+    NodeRef v = binary(Op::Add, binary(Op::Add, ry, mul(b, x)), c);
     gi = empty_loom(input.sizes(), input.scalar_type());
     assign(gi, cast(v, t));
   } else if (mask[0]) {

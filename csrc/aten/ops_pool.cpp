@@ -149,20 +149,21 @@ Tensor max_pool_backward(const Tensor& grad_out, const Tensor& self, IntArrayRef
   check_operands("max_pool2d_with_indices_backward", {grad_out, self, indices});
   Tensor meta = at::max_pool2d_with_indices_backward(to_meta(grad_out), to_meta(self), kernel, stride,
                                                      padding, dilation, ceil_mode, to_meta(indices));
-  (void)meta;  // the meta call checked the arguments
+  // The gradient takes the layout the meta call gives it (the input's memory format).
+  Tensor out = result_like(meta), out4 = as_4d(out);
   Tensor in4 = as_4d(self), g4 = as_4d(grad_out), i4 = as_4d(indices);
   Window g = window(in4, kernel, stride, padding, dilation, g4);
   if (g4.numel() > 0 && g.sh > g.dh * (g.kh - 1) && g.sw > g.dw * (g.kw - 1)) {
-    Tensor grad = disjoint_windows_grad(g4, i4, in4, g);
-    return self.dim() == 3 ? grad.squeeze(0) : grad;
+    out4.copy_(disjoint_windows_grad(g4, i4, in4, g));
+    return out;
   }
-  Tensor grad = at::zeros(in4.sizes(), grad_out.options());
+  out4.zero_();
   if (g4.numel() > 0) {
     int64_t plane = in4.size(2) * in4.size(3);
     Tensor base = at::arange(in4.size(0) * in4.size(1), indices.options()).view({in4.size(0), in4.size(1), 1, 1}) * plane;
-    grad.put_((base + i4).reshape({-1}), g4.reshape({-1}), true);
+    out4.put_((base + i4).reshape({-1}), g4.reshape({-1}), true);
   }
-  return self.dim() == 3 ? grad.squeeze(0) : grad;
+  return out;
 }
 
 // --- average pool ---

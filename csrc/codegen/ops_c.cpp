@@ -710,7 +710,11 @@ std::string c_reduce_init(ReduceKind k, DType t) {
 
 std::string c_reduce_step(ReduceKind k, DType t, const std::string& acc, const std::string& v) {
   switch (k) {
-    case ReduceKind::Sum: return acc + " = " + acc + " + " + v + ";";
+    // A bool sum is C++'s bool + bool stored back as bool: an or (the accumulator stays 0/1
+    // for whatever reads it before the store normalizes it).
+    case ReduceKind::Sum:
+      if (t == DType::Bool) return acc + " = " + acc + " | " + v + ";";
+      return acc + " = " + acc + " + " + v + ";";
     case ReduceKind::Prod:
       if (is_complex(t)) return acc + " = " + chelper("cmul", t) + "(" + acc + ", " + v + ");";
       return acc + " = " + acc + " * " + v + ";";
@@ -724,7 +728,7 @@ std::string c_reduce_step(ReduceKind k, DType t, const std::string& acc, const s
 
 std::string c_reduce_combine(ReduceKind k, DType t, const std::string& acc, const std::string& v) {
   switch (k) {
-    case ReduceKind::Sum: return acc + " + " + v;
+    case ReduceKind::Sum: return t == DType::Bool ? acc + " | " + v : acc + " + " + v;
     case ReduceKind::Prod: return acc + " * " + v;
     // NOTE [NaN-sticky max]: a NaN on either side wins. LOOM_MAX computes the larger, then
     // takes v where v is NaN: two selects that gcc makes branch-free and vectorizes. The

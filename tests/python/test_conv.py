@@ -166,3 +166,22 @@ def test_conv_layer_trains(conv_path):
             out.append(loss.item())
         losses[dev] = out
     torch.testing.assert_close(torch.tensor(losses[D]), torch.tensor(losses["cpu"]), rtol=1e-4, atol=1e-5)
+
+
+def test_transposed_output_padding_past_the_stride():
+    # output_padding may reach the dilation (not only the stride): the extra output rows pair
+    # with zero input rows of the convolution it transposes.
+    torch.manual_seed(5)
+    x, w, b = torch.randn(2, 2, 4, 4), torch.randn(2, 2, 4, 5), torch.randn(4)
+    kw = dict(stride=(3, 2), padding=(1, 2), output_padding=(2, 3), groups=2, dilation=(4, 4))
+    ts = [t.clone().requires_grad_() for t in (x, w, b)]
+    want = torch.nn.functional.conv_transpose2d(*ts, **kw)
+    ls = [t.detach().to(loom.device).requires_grad_() for t in (x, w, b)]
+    got = torch.nn.functional.conv_transpose2d(*ls, **kw)
+    assert got.shape == want.shape
+    torch.testing.assert_close(got.detach().cpu(), want.detach(), rtol=1e-4, atol=1e-4)
+    g = torch.randn(want.shape)
+    want.backward(g)
+    got.backward(g.to(loom.device))
+    for a, c in zip(ls, ts):
+        torch.testing.assert_close(a.grad.cpu(), c.grad, rtol=1e-4, atol=1e-4)

@@ -183,3 +183,17 @@ def test_a_wide_residual_is_stored_once_for_its_readers(held):
             outs.append([t.cpu() for t in got])
         for want, have in zip(*outs):
             torch.testing.assert_close(have, want, rtol=1e-4, atol=1e-4)
+
+
+def test_layer_norm_of_one_element_rounds_as_the_cpu():
+    # The variance is 0, so rstd = 1/sqrt(eps) is large and x * rstd - rstd * mean cancels:
+    # what is left is the CPU's rounding, which Loom reproduces by forming it the same way.
+    x, w, b = torch.tensor([4.6711521149]), torch.tensor([-1.8878135681]), torch.tensor([3.9577922821])
+    ts = [t.clone().requires_grad_() for t in (x, w, b)]
+    want = torch.nn.functional.layer_norm(ts[0], (1,), ts[1], ts[2])
+    ls = [t.to(loom.device).requires_grad_() for t in (x, w, b)]
+    got = torch.nn.functional.layer_norm(ls[0], (1,), ls[1], ls[2])
+    torch.testing.assert_close(got.detach().cpu(), want.detach(), rtol=0, atol=1e-6)
+    want.backward(torch.ones(1))
+    got.backward(torch.ones(1, device=loom.device))
+    torch.testing.assert_close(ls[1].grad.cpu(), ts[1].grad, rtol=0, atol=1e-6)

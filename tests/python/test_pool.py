@@ -92,3 +92,15 @@ def test_max_pool_indices_with_nan_zeros_and_ties(dtype):
         vl, il = F.max_pool2d(x.to(loom.device), *args, return_indices=True)
         torch.testing.assert_close(vl.cpu(), v, equal_nan=True)
         assert torch.equal(il.cpu(), i)
+
+
+def test_max_pool_gradient_keeps_the_input_memory_format():
+    x = torch.randn(2, 3, 5, 8).to(memory_format=torch.channels_last)
+    for kw in (dict(kernel_size=3, stride=2, ceil_mode=True), dict(kernel_size=2)):
+        grads = []
+        for dev in ("cpu", loom.device):
+            t = x.detach().to(dev).requires_grad_()
+            torch.nn.functional.max_pool2d(t, **kw).sum().backward()
+            grads.append(t.grad)
+        assert grads[1].stride() == grads[0].stride()
+        torch.testing.assert_close(grads[1].cpu(), grads[0])

@@ -465,3 +465,15 @@ def test_extremes_with_nan_zeros_and_ties(dtype, op):
                 torch.testing.assert_close(got.cpu(), want, equal_nan=True)
         if op in ("argmax", "argmin"):
             assert getattr(torch, op)(x.to(loom.device)).item() == getattr(torch, op)(x).item()
+
+
+def test_bool_sum_is_an_or_even_when_fused_into_its_reader():
+    # sum(dtype=bool) adds as C++ bools do (true + true stays true); a consumer fused into
+    # the same kernel reads the accumulator before any store could normalize it.
+    x = torch.tensor([[True, True, False], [False, False, False]])
+    for fn in (lambda t: t.sum(1, dtype=torch.bool).float(),
+               lambda t: t.int().sum(dtype=torch.bool).float() * 3,
+               lambda t: torch.masked.mean(t)):
+        want = fn(x)
+        got = fn(x.to(loom.device)).cpu()
+        assert torch.equal(got, want), (got, want)
