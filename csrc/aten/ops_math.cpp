@@ -56,6 +56,17 @@ LOOM_MATH_UNARY(special_modified_bessel_i1, "modified_bessel_i1_cpu", kFloat | k
                 one_op(Op::I1))
 LOOM_MATH_UNARY(special_entr, "entr_cpu", kFloat, [](const V& v) { return entr(v[0]); })
 
+// sin(x) / x, by its Taylor series below 1/2 (as the CPU evaluates it), 0 at infinity.
+NodeRef spherical_j0(const NodeRef& x) {
+  NodeRef z = x * x;
+  NodeRef series = 1.0 + z * (-1.0 / 6 + z * (1.0 / 120 + z * (-1.0 / 5040 + z * (1.0 / 362880 +
+                   z * (-1.0 / 39916800 + z * (1.0 / 6227020800.0))))));
+  NodeRef r = select(lt(abs(x), 0.5), series, unary(Op::Sin, x) / x);
+  return select(unary(Op::IsInf, x), lit(0.0, x), r);
+}
+LOOM_MATH_UNARY(special_spherical_bessel_j0, "spherical_bessel_j0_cpu", kFloat | kNoBFloat16,
+                [](const V& v) { return spherical_j0(v[0]); })
+
 // --- binary ops ---
 
 #define LOOM_MATH_BINARY(name, kernel, kinds, value)                                       \
@@ -344,6 +355,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   LOOM_REGISTER_FN_OUT(special_modified_bessel_i0, "special_modified_bessel_i0.out")
   LOOM_REGISTER_FN_OUT(special_modified_bessel_i1, "special_modified_bessel_i1.out")
   LOOM_REGISTER_FN_OUT(special_entr, "special_entr.out")
+  LOOM_REGISTER_FN_OUT(special_spherical_bessel_j0, "special_spherical_bessel_j0.out")
   m.impl("copysign.Tensor", copysign_fn);
   m.impl("copysign_.Tensor", copysign_ip);
   m.impl("copysign.out", copysign_into);

@@ -1,7 +1,7 @@
 // Selection and search: median and nanmedian (values and indices picked from a stable
 // sort, which gives the CPU's indices: its comparators break ties by index),
 // cummax/cummin (two scans), searchsorted/bucketize and isin (counts and matches over
-// every boundary, one fused reduction), aminmax.
+// every boundary, one fused reduction), aminmax, histc.
 #include <ATen/ATen.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/TensorUtils.h>
@@ -240,6 +240,45 @@ std::tuple<Tensor, Tensor> aminmax_fn(const Tensor& self, c10::optional<int64_t>
   return {min, max};
 }
 
+// --- histc: bins of equal width over [min, max] (the data's range when min == max), each
+// element's bin as the CPU's linear interpolation computes it in the input's dtype; the
+// right edge belongs to the last bin ---
+
+Tensor& histc_into(const Tensor& self, int64_t bins, const c10::Scalar& min, const c10::Scalar& max,
+                   Tensor& hist) {
+  check_operands("histc", {self, hist});
+  TORCH_CHECK(self.dtype() == hist.dtype(), "torch.histogram: input tensor and hist tensor should",
+              " have the same dtype, but got input ", self.dtype(), " and hist ", hist.dtype());
+  TORCH_CHECK(bins > 0, "torch.histogram(): bins must be > 0, but got ", bins, " for dimension 0");
+  at::native::resize_output(hist, {bins});
+  double lo = min.to<double>(), hi = max.to<double>();
+  if (lo == hi && self.numel() > 0) {  // the data's own range: realized here, as on the CPU
+    auto extrema = at::aminmax(self);
+    lo = std::get<0>(extrema).item<double>();
+    hi = std::get<1>(extrema).item<double>();
+  }
+  if (lo == hi) lo -= 1, hi += 1;
+  TORCH_CHECK(!(std::isinf(lo) || std::isinf(hi) || std::isnan(lo) || std::isnan(hi)),
+              "torch.histc: range of [", lo, ", ", hi, "] is not finite");
+  TORCH_CHECK(lo < hi, "torch.histc: max must be larger than min");
+  check_kernel_dtype("histogram_cpu", self.scalar_type(), kFloat);
+  hist.zero_();
+  if (self.numel() == 0) return hist;
+  Tensor x = self.reshape({-1});
+  Tensor left = at::scalar_tensor(lo, self.options()), right = at::scalar_tensor(hi, self.options());
+  // The CPU's range test lets NaN through, and its position, (int64) NaN scaled by the bin
+  // stride, wraps to bin 0 there; NaN is counted in bin 0 here too.
+  Tensor inside = at::logical_or(at::logical_and(x >= left, x <= right), at::isnan(x));
+  Tensor pos = ((x - left) / (right - left) * bins).nan_to_num(0).clamp(0, double(bins)).to(at::kLong);
+  pos = at::where(pos == bins, at::full_like(pos, bins - 1), pos);
+  hist.scatter_add_(0, pos, inside.to(self.scalar_type()));
+  return hist;
+}
+Tensor histc_fn(const Tensor& self, int64_t bins, const c10::Scalar& min, const c10::Scalar& max) {
+  Tensor hist = empty_loom({0}, self.scalar_type());
+  return histc_into(self, bins, min, max, hist);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -262,6 +301,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("isin.Scalar_Tensor", isin_st);
   m.impl("isin.Scalar_Tensor_out", isin_st_out);
   m.impl("aminmax", aminmax_fn);
+  m.impl("histc", histc_fn);
+  m.impl("histc.out", histc_into);
   m.impl("aminmax.out", aminmax_out);
 }
 

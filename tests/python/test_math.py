@@ -177,3 +177,12 @@ def test_shrink_backward_ops_directly():
     for op in (torch.ops.aten.hardshrink_backward, torch.ops.aten.softshrink_backward):
         same(lambda a, b: op(a, b, 0.5), g, x)
     same(lambda t: F.softshrink(t, -1.0), x)  # negative lambda: the CPU's error
+
+
+def test_spherical_bessel_j0():
+    x = torch.cat([torch.tensor([0.0, -0.0, 0.49, 0.5, -0.51, 1e-20, float("inf"), float("-inf"),
+                                 float("nan"), 100.0]), torch.randn(60) * 5])
+    for dtype in (torch.float32, torch.float64):
+        same(torch.special.spherical_bessel_j0, x.to(dtype))
+    same(torch.special.spherical_bessel_j0, torch.arange(5))  # integers promote
+    same(torch.special.spherical_bessel_j0, x.to(torch.bfloat16))  # the CPU's error

@@ -182,3 +182,26 @@ def test_aminmax(dtype):
     same(lambda t: torch.aminmax(t, keepdim=True), x)
     with pytest.warns(UserWarning):  # the CPU resizes a 0-dim result to one element
         same(lambda t: torch.aminmax(t, dim=0, keepdim=True), x[0, 0])
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16], ids=str)
+def test_histc(dtype):
+    x = torch.cat([torch.randn(300) * 2, torch.tensor([0.0, 1.0, -1.0, 3.0])]).to(dtype)
+    same(torch.histc, x)  # the data's own range (realized)
+    x = torch.cat([x, torch.tensor([float("nan")], dtype=dtype)])
+    same(lambda t: torch.histc(t, bins=7, min=-1, max=1), x)  # edges and the right one included
+    same(lambda t: torch.histc(t, bins=4, min=0.5, max=0.5), torch.full((3,), 0.5, dtype=dtype))
+    same(lambda t: torch.histc(t, bins=5, min=-2, max=2, out=torch.empty(0, dtype=dtype, device=t.device)), x)
+    same(lambda t: torch.histc(t, bins=3), torch.empty(0, dtype=dtype))
+
+
+def test_histc_errors():
+    for fn, arg in [(lambda t: torch.histc(t), torch.arange(5)),
+                    (lambda t: torch.histc(t, bins=0), torch.rand(5)),
+                    (lambda t: torch.histc(t), torch.tensor([1.0, float("inf")])),
+                    (lambda t: torch.histc(t, min=2, max=1), torch.rand(3))]:
+        with pytest.raises(Exception) as want:
+            fn(arg)
+        with pytest.raises(type(want.value)) as got:
+            fn(arg.to(D))
+        assert str(got.value).split("\n")[0] == str(want.value).split("\n")[0]
