@@ -55,6 +55,17 @@ LOOM_MATH_UNARY(special_modified_bessel_i0, "modified_bessel_i0_cpu", kFloat | k
 LOOM_MATH_UNARY(special_modified_bessel_i1, "modified_bessel_i1_cpu", kFloat | kNoBFloat16,
                 one_op(Op::I1))
 LOOM_MATH_UNARY(special_entr, "entr_cpu", kFloat, [](const V& v) { return entr(v[0]); })
+LOOM_MATH_UNARY(special_erfcx, "erfcx_cpu", kFloat | kNoBFloat16, one_op(Op::Erfcx))
+
+// log of the normal CDF: through erfcx below -1 (where erfc(-t) / 2 would underflow),
+// log1p(-erfc(t) / 2) above, t = x / sqrt(2).
+NodeRef log_ndtr(const NodeRef& x) {
+  NodeRef t = x * M_SQRT1_2;
+  NodeRef low = log(unary(Op::Erfcx, -t) / 2.0) - t * t;
+  return select(lt(x, -1.0), low, log1p(-unary(Op::Erfc, t) / 2.0));
+}
+LOOM_MATH_UNARY(special_log_ndtr, "log_ndtr_cpu", kFloat | kNoBFloat16,
+                [](const V& v) { return log_ndtr(v[0]); })
 
 // sin(x) / x, by its Taylor series below 1/2 (as the CPU evaluates it), 0 at infinity.
 NodeRef spherical_j0(const NodeRef& x) {
@@ -355,6 +366,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   LOOM_REGISTER_FN_OUT(special_modified_bessel_i0, "special_modified_bessel_i0.out")
   LOOM_REGISTER_FN_OUT(special_modified_bessel_i1, "special_modified_bessel_i1.out")
   LOOM_REGISTER_FN_OUT(special_entr, "special_entr.out")
+  LOOM_REGISTER_FN_OUT(special_erfcx, "special_erfcx.out")
+  LOOM_REGISTER_FN_OUT(special_log_ndtr, "special_log_ndtr.out")
   LOOM_REGISTER_FN_OUT(special_spherical_bessel_j0, "special_spherical_bessel_j0.out")
   m.impl("copysign.Tensor", copysign_fn);
   m.impl("copysign_.Tensor", copysign_ip);

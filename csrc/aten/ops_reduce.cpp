@@ -542,6 +542,33 @@ void scan_into(ReduceKind kind, const Tensor& self, int64_t dim, DType result, c
 LOOM_SCAN(cumsum, Sum)
 LOOM_SCAN(cumprod, Prod)
 
+// logcumsumexp: the running log(sum exp), accumulated as the CPU does, in double for
+// float32 and double, in float for bfloat16.
+Tensor& logcumsumexp_into(const Tensor& self, int64_t dim, Tensor& out) {
+  check_operands("logcumsumexp", {self, out});
+  const c10::ScalarType st = self.scalar_type();
+  TORCH_CHECK(at::isFloatingType(st) && st != at::kHalf,
+              "\"logcumsumexp_out_cpu\" not implemented for '", c10::toString(st), "'");
+  dim = c10::maybe_wrap_dim(dim, self.dim());
+  at::native::resize_output(out, self.sizes());
+  if (self.numel() == 0) return out;
+  EngineLock g(engine_mutex());
+  const DType acc = st == at::kBFloat16 ? DType::Float32 : DType::Float64;
+  NodeRef x = cast(read_tensor(self), acc);
+  if (self.dim() == 0) {
+    assign(out, x);
+    return out;
+  }
+  Tensor tmp = empty_loom(self.sizes(), to_aten(acc));  // a scan is stored whole
+  write_tensor(tmp, scan(ReduceKind::LogSumExp, x, int(dim)));
+  assign(out, read_tensor(tmp));
+  return out;
+}
+Tensor logcumsumexp_fn(const Tensor& self, int64_t dim) {
+  Tensor out = empty_loom(self.sizes(), self.scalar_type());
+  return logcumsumexp_into(self, dim, out);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -594,6 +621,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("cumsum", cumsum_fn);
   m.impl("cumsum.out", cumsum_out);
   m.impl("cumsum_", cumsum_ip);
+  m.impl("_logcumsumexp", logcumsumexp_fn);
+  m.impl("_logcumsumexp.out", logcumsumexp_into);
   m.impl("cumprod", cumprod_fn);
   m.impl("cumprod.out", cumprod_out);
   m.impl("cumprod_", cumprod_ip);

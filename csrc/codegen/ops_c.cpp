@@ -91,6 +91,16 @@ static inline double loom_normal(uint64_t seed, uint64_t i) {
   double u1 = 1.0 - loom_uniform(seed, 2 * i), u2 = loom_uniform(seed, 2 * i + 1);
   return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
 }
+/* log(e^x + e^y), logcumsumexp's step on the running value y, as the CPU takes it: a NaN y
+   wins, and equal infinities give x. */
+#define LOOM_LAE(name, T, S)                                   \
+  static inline T name(T x, T y) {                             \
+    const T lo = y != y ? y : (y < x ? y : x);                 \
+    const T hi = y != y ? y : (x < y ? y : x);                 \
+    if (lo != hi || isfinite(lo)) return log1p##S(exp##S(lo - hi)) + hi; \
+    return x;                                                  \
+  }
+LOOM_LAE(loom_lae, double, ) LOOM_LAE(loom_laef, float, f)
 )";
 }
 
@@ -385,6 +395,18 @@ static double loom_bessel_i(int nu, double x, int scaled) {
   const double s = sum / sqrt(2 * 3.14159265358979323846 * x);
   return scaled ? s : s * exp(x);
 }
+/* erfc(x) e^(x^2): the product directly below 26 (both factors in range), beyond it the
+   asymptotic series 1 / (x sqrt(pi)) sum_k (-1)^k (2k - 1)!! / (2 x^2)^k. */
+static double loom_erfcx(double x) {
+  if (x < 26) return x != x ? x : exp(x * x) * erfc(x);
+  const double w = 1 / (2 * x * x);
+  double term = 1, sum = 1;
+  for (int k = 1; k < 20 && fabs(term) > 1e-17 * sum; ++k) {
+    term *= -(2.0 * k - 1) * w;
+    sum += term;
+  }
+  return sum / (x * 1.77245385090551602730);
+}
 static inline double loom_i0(double x) { return loom_bessel_i(0, fabs(x), 0); }
 static inline double loom_i0e(double x) { return loom_bessel_i(0, fabs(x), 1); }
 static inline double loom_i1(double x) { return copysign(loom_bessel_i(1, fabs(x), 0), x); }
@@ -588,6 +610,7 @@ std::string c_op(Op op, DType in, DType out, const std::vector<std::string>& a) 
     case Op::Erfc: e = fn("erfc", in) + x(0); break;
     case Op::Erfinv: e = "((" + T + ")loom_erfinv" + x(0) + ")"; break;
     case Op::Ndtri: e = "((" + T + ")loom_ndtri" + x(0) + ")"; break;
+    case Op::Erfcx: e = "((" + T + ")loom_erfcx" + x(0) + ")"; break;
     case Op::I0: e = "((" + T + ")loom_i0" + x(0) + ")"; break;
     case Op::I0e: e = "((" + T + ")loom_i0e" + x(0) + ")"; break;
     case Op::I1: e = "((" + T + ")loom_i1" + x(0) + ")"; break;
@@ -699,6 +722,7 @@ std::string c_reduce_init(ReduceKind k, DType t) {
     case ReduceKind::Max: case ReduceKind::ArgMax: case ReduceKind::PoolArgMax:
       if (flt) return t == DType::Float64 ? "(-__builtin_inf())" : "(-__builtin_inff())";
       return t == DType::Bool || t == DType::UInt8 ? "0" : std::string("INT") + std::to_string(itemsize(t) * 8) + "_MIN";
+    case ReduceKind::LogSumExp: return t == DType::Float64 ? "(-__builtin_inf())" : "(-__builtin_inff())";
     case ReduceKind::Min: case ReduceKind::ArgMin:
       if (flt) return t == DType::Float64 ? "__builtin_inf()" : "__builtin_inff()";
       if (t == DType::Bool) return "1";
@@ -722,6 +746,8 @@ std::string c_reduce_step(ReduceKind k, DType t, const std::string& acc, const s
       return acc + " = " + c_reduce_combine(k, t, acc, v) + ";";
     case ReduceKind::Any: return acc + " = " + acc + " | (" + v + " != 0);";
     case ReduceKind::All: return acc + " = " + acc + " & (" + v + " != 0);";
+    case ReduceKind::LogSumExp:
+      return acc + " = " + (t == DType::Float64 ? "loom_lae(" : "loom_laef(") + v + ", " + acc + ");";
     default: throw std::logic_error("loom: arg reductions are rendered by the kernel");
   }
 }

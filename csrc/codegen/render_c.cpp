@@ -497,7 +497,8 @@ struct Renderer {
   static bool uses_special(const LKernel& k) {
     for (const LNode& n : k.nodes) {
       switch (n.op) {
-        case Op::Erfinv: case Op::Ndtri: case Op::I0: case Op::I0e: case Op::I1: case Op::I1e:
+        case Op::Erfinv: case Op::Ndtri: case Op::Erfcx: case Op::I0: case Op::I0e: case Op::I1:
+        case Op::I1e:
         case Op::FrexpMantissa: case Op::FrexpExponent: case Op::Gcd: case Op::NextAfter:
           return true;
         default:

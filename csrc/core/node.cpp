@@ -112,7 +112,7 @@ int op_arity(Op op) { return kOpInfo[int(op)].arity; }
 
 const char* reduce_name(ReduceKind k) {
   static const char* names[] = {"sum", "prod", "max", "min", "argmax", "argmin", "any", "all",
-                                "pool_argmax"};
+                                "pool_argmax", "logsumexp"};
   return names[int(k)];
 }
 

@@ -37,7 +37,7 @@ namespace loom {
   X(Acosh, 1, Unary) X(Asinh, 1, Unary) X(Atanh, 1, Unary) X(Erfc, 1, Unary)          \
   X(Erfinv, 1, Unary) X(Ndtri, 1, Unary) X(I0, 1, Unary) X(I0e, 1, Unary)            \
   X(I1, 1, Unary) X(I1e, 1, Unary) X(FrexpMantissa, 1, Unary)                        \
-  X(FrexpExponent, 1, Unary)                                                         \
+  X(FrexpExponent, 1, Unary) X(Erfcx, 1, Unary)                                      \
   X(Ceil, 1, Unary) X(Round, 1, Unary) X(Trunc, 1, Unary) X(Frac, 1, Unary)          \
   X(Sign, 1, Unary) X(Reciprocal, 1, Unary) X(IsNan, 1, Unary) X(IsInf, 1, Unary)    \
   X(IsFinite, 1, Unary) X(LogicalNot, 1, Unary) X(BitwiseNot, 1, Unary)              \
@@ -67,7 +67,10 @@ OpKind op_kind(Op op);
 int op_arity(Op op);
 
 // PoolArgMax: ArgMax but for NaN, where the last NaN wins (the CPU's max-pool indices).
-enum class ReduceKind : uint8_t { Sum, Prod, Max, Min, ArgMax, ArgMin, Any, All, PoolArgMax };
+// LogSumExp (scans only): log(exp(acc) + exp(x)), the CPU's logcumsumexp step.
+enum class ReduceKind : uint8_t {
+  Sum, Prod, Max, Min, ArgMax, ArgMin, Any, All, PoolArgMax, LogSumExp
+};
 const char* reduce_name(ReduceKind k);
 
 struct ReduceArg {

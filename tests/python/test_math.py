@@ -186,3 +186,20 @@ def test_spherical_bessel_j0():
         same(torch.special.spherical_bessel_j0, x.to(dtype))
     same(torch.special.spherical_bessel_j0, torch.arange(5))  # integers promote
     same(torch.special.spherical_bessel_j0, x.to(torch.bfloat16))  # the CPU's error
+
+
+def test_erfcx_and_log_ndtr():
+    x = torch.cat([torch.tensor([0.0, -0.0, 1.0, -1.0, -1.0001, 25.9, 26.0, 26.1, 1e3, 1e300,
+                                 -26.0, -27.0, float("inf"), float("-inf"), float("nan")]),
+                   torch.randn(60) * 10])
+    for dtype in (torch.float32, torch.float64):
+        same(torch.special.erfcx, x.to(dtype))
+        same(torch.special.log_ndtr, x.to(dtype))
+    same(torch.special.erfcx, torch.arange(-3, 3))
+    same(torch.special.log_ndtr, x.to(torch.bfloat16))  # the CPU's error
+    grads = []
+    for dev in ("cpu", D):
+        t = torch.linspace(-5, 5, 21, dtype=torch.float64).to(dev).requires_grad_()
+        (torch.special.erfcx(t) + torch.special.log_ndtr(t)).sum().backward()
+        grads.append(t.grad.cpu())
+    torch.testing.assert_close(grads[1], grads[0])

@@ -477,3 +477,28 @@ def test_bool_sum_is_an_or_even_when_fused_into_its_reader():
         want = fn(x)
         got = fn(x.to(loom.device)).cpu()
         assert torch.equal(got, want), (got, want)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16], ids=str)
+def test_logcumsumexp(dtype):
+    x = torch.cat([torch.randn(4, 9) * 30,
+                   torch.tensor([[-1000.0, 0.0, float("inf"), 1.0, float("-inf"), -float("inf"),
+                                  float("nan"), 2.0, 3.0]])]).to(dtype)
+    for dim in (0, 1, -1):
+        want = torch.logcumsumexp(x, dim)
+        got = torch.logcumsumexp(x.to(loom.device), dim).cpu()
+        tol = dict(rtol=1e-2, atol=1e-2) if dtype == torch.bfloat16 else dict(rtol=1e-6, atol=1e-6)
+        torch.testing.assert_close(got, want, equal_nan=True, **tol)
+    out = torch.empty(0, dtype=dtype, device=loom.device)
+    torch.logcumsumexp(x.to(loom.device), 1, out=out)
+    torch.testing.assert_close(out.cpu(), torch.logcumsumexp(x, 1), equal_nan=True, rtol=1e-2, atol=1e-2)
+    assert torch.logcumsumexp(torch.tensor(2.0, dtype=dtype, device=loom.device), 0).item() == 2.0
+    with pytest.raises(RuntimeError, match="logcumsumexp_out_cpu"):
+        torch.logcumsumexp(torch.arange(3, device=loom.device), 0)
+    t = torch.randn(3, 5, dtype=torch.float64)
+    grads = []
+    for dev in ("cpu", loom.device):
+        a = t.clone().to(dev).requires_grad_()
+        (torch.logcumsumexp(a, 1) * torch.arange(5.0, dtype=torch.float64, device=dev)).sum().backward()
+        grads.append(a.grad.cpu())
+    torch.testing.assert_close(grads[1], grads[0])
