@@ -1,7 +1,7 @@
 // sort and topk (argsort, msort and the like go through them): an extern call that sorts
 // each row of a realized copy on the host, with PyTorch's order (NaN above everything,
-// stable for equal keys), producing values and Int64 indices. kthvalue selects on the host
-// the way the CPU does, so that among equal values it reports the same index.
+// stable for equal keys), producing values and Int64 indices. kthvalue and mode select on
+// the host the way the CPU does, so that among equal values they report the same index.
 #include <ATen/Dispatch.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/native/Resize.h>
@@ -104,6 +104,31 @@ void select_rows(const T* in, T* values, int64_t* indices, int64_t outer, int64_
       quick_select(v.data(), n, k, gt, swap);
       values[o * inner + i] = v[size_t(k)];
       indices[o * inner + i] = at[size_t(k)];
+    }
+}
+
+// The most frequent value of each row (outer, n, inner) and an index of it: the row's
+// (value, index) pairs are sorted by value with std::sort and the longest run's last pair
+// taken, the CPU's steps (its std::sort, from the same library headers, orders equal
+// values the same way, which decides the index reported).
+template <typename T>
+void mode_rows(const T* in, T* values, int64_t* indices, int64_t outer, int64_t n, int64_t inner) {
+  std::vector<std::pair<T, int64_t>> e(static_cast<size_t>(n));
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      for (int64_t j = 0; j < n; ++j) e[size_t(j)] = {in[(o * n + j) * inner + i], j};
+      std::sort(e.begin(), e.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      T mode = T(0);
+      int64_t at = 0, run = 0, best = 0;
+      for (int64_t j = 0; j < n; ++j) {
+        ++run;
+        if (j == n - 1 || e[size_t(j)].first != e[size_t(j + 1)].first) {
+          if (run > best) mode = e[size_t(j)].first, at = e[size_t(j)].second, best = run;
+          run = 0;
+        }
+      }
+      values[o * inner + i] = mode;
+      indices[o * inner + i] = at;
     }
 }
 
@@ -241,6 +266,45 @@ std::tuple<Tensor&, Tensor&> kthvalue_values(const Tensor& self, int64_t k, int6
   return {values, indices};
 }
 
+// --- mode ---
+
+std::tuple<Tensor, Tensor> mode_fn(const Tensor& self, int64_t dim, bool keepdim) {
+  check_operands("mode", {self});
+  dim = c10::maybe_wrap_dim(dim, self.dim(), /*wrap_scalar=*/true);
+  std::vector<int64_t> shape = self.sizes().vec();
+  if (self.dim() > 0) {
+    TORCH_CHECK_INDEX(self.numel() > 0 || self.size(dim) != 0, "mode(): Expected reduction dim ",
+                      dim, " to have non-zero size.");
+    if (keepdim) shape[size_t(dim)] = 1;
+    else shape.erase(shape.begin() + dim);
+  }
+  const c10::ScalarType st = self.scalar_type();
+  TORCH_CHECK(!at::isComplexType(st), "\"mode_cpu\" not implemented for '", c10::toString(st), "'");
+  Tensor values = empty_loom(shape, st), indices = empty_loom(shape, at::kLong);
+  if (values.numel() == 0) return {values, indices};
+  const int64_t n = self.dim() == 0 ? 1 : self.size(dim);
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (d < dim) outer *= self.size(d);
+    if (d > dim) inner *= self.size(d);
+  }
+  auto call = std::make_shared<ExternCall>();
+  call->name = "mode";
+  call->out_nbytes = {outer * inner * int64_t(self.element_size()),
+                      outer * inner * int64_t(sizeof(int64_t))};
+  call->accepts = [](size_t, const View& v) { return is_contiguous(v); };
+  call->fn = [=](const std::vector<ExternInput>& in, const std::vector<std::shared_ptr<Memory>>& out) {
+    AT_DISPATCH_ALL_TYPES_AND3(at::kHalf, at::kBFloat16, at::kBool, st, "loom_mode", [&] {
+      const auto* src = static_cast<const scalar_t*>(in[0].mem->data) + in[0].view.offset;
+      mode_rows(src, static_cast<scalar_t*>(out[0]->data), static_cast<int64_t*>(out[1]->data),
+                outer, n, inner);
+    });
+  };
+  EngineLock g(engine_mutex());
+  store_sorted(extern_call(call, {read_tensor(self)}), values, indices);
+  return {values, indices};
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -250,6 +314,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("topk", TORCH_FN(topk_fn));
   m.impl("topk.values", TORCH_FN(topk_values));
   m.impl("kthvalue.values", kthvalue_values);
+  m.impl("mode", mode_fn);
 }
 
 }  // namespace loom::aten

@@ -205,3 +205,18 @@ def test_histc_errors():
         with pytest.raises(type(want.value)) as got:
             fn(arg.to(D))
         assert str(got.value).split("\n")[0] == str(want.value).split("\n")[0]
+
+
+@pytest.mark.parametrize("dtype", [torch.bool, torch.int64, torch.bfloat16, torch.float32], ids=str)
+def test_mode_matches_cpu_indices(dtype):
+    for seed in range(10):
+        x = tied(dtype, (3, 11), seed, nan=seed % 3 == 0) if dtype != torch.bool else \
+            torch.rand(3, 11, generator=torch.Generator().manual_seed(seed)) > 0.5
+        for dim in (0, 1):
+            for keepdim in (False, True):
+                same(lambda t: torch.mode(t, dim, keepdim), x)
+                same(lambda t: torch.mode(t, dim, keepdim), x.t().contiguous().t())
+    same(lambda t: torch.mode(t, 0), torch.tensor(3, dtype=dtype))
+    same(lambda t: torch.mode(t, 1), torch.empty(0, 4, dtype=dtype))
+    with pytest.raises(IndexError, match="Expected reduction dim 1 to have non-zero size"):
+        torch.mode(torch.empty(3, 0, dtype=dtype, device=D), 1)
