@@ -221,6 +221,31 @@ std::tuple<Tensor&, Tensor&> topk_values(const Tensor& self, int64_t k, int64_t 
   return {values, indices};
 }
 
+// Runs `pick(in, values, indices, outer, n, inner)` (dispatched on self's dtype by
+// `dispatch`) over self's rows along dim as an extern call, storing one value and one index
+// per row into values/indices (sized already, not empty).
+template <class Dispatch>
+void store_row_picks(const char* name, const Tensor& self, int64_t dim, const Tensor& values,
+                     const Tensor& indices, Dispatch dispatch) {
+  const int64_t n = self.dim() == 0 ? 1 : self.size(dim);
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (d < dim) outer *= self.size(d);
+    if (d > dim) inner *= self.size(d);
+  }
+  const int64_t item = int64_t(self.element_size());
+  auto call = std::make_shared<ExternCall>();
+  call->name = name;
+  call->out_nbytes = {outer * inner * item, outer * inner * int64_t(sizeof(int64_t))};
+  call->accepts = [](size_t, const View& v) { return is_contiguous(v); };
+  call->fn = [=](const std::vector<ExternInput>& in, const std::vector<std::shared_ptr<Memory>>& out) {
+    dispatch(static_cast<const char*>(in[0].mem->data) + in[0].view.offset * item,
+             out[0]->data, static_cast<int64_t*>(out[1]->data), outer, n, inner);
+  };
+  EngineLock g(engine_mutex());
+  store_sorted(extern_call(call, {read_tensor(self)}), values, indices);
+}
+
 // --- kthvalue ---
 
 std::tuple<Tensor&, Tensor&> kthvalue_values(const Tensor& self, int64_t k, int64_t dim,
@@ -244,25 +269,13 @@ std::tuple<Tensor&, Tensor&> kthvalue_values(const Tensor& self, int64_t k, int6
   TORCH_CHECK(st != at::kHalf && st != at::kBool && !at::isComplexType(st),
               "\"kthvalue_cpu\" not implemented for '", c10::toString(st), "'");
   if (values.numel() == 0) return {values, indices};
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < self.dim(); ++d) {
-    if (d < dim) outer *= self.size(d);
-    if (d > dim) inner *= self.size(d);
-  }
-  auto call = std::make_shared<ExternCall>();
-  call->name = "kthvalue";
-  call->out_nbytes = {outer * inner * int64_t(self.element_size()),
-                      outer * inner * int64_t(sizeof(int64_t))};
-  call->accepts = [](size_t, const View& v) { return is_contiguous(v); };
-  call->fn = [=](const std::vector<ExternInput>& in, const std::vector<std::shared_ptr<Memory>>& out) {
-    AT_DISPATCH_ALL_TYPES_AND(at::kBFloat16, st, "loom_kthvalue", [&] {
-      const auto* src = static_cast<const scalar_t*>(in[0].mem->data) + in[0].view.offset;
-      select_rows(src, static_cast<scalar_t*>(out[0]->data), static_cast<int64_t*>(out[1]->data),
-                  outer, n, inner, k - 1);
-    });
-  };
-  EngineLock g(engine_mutex());
-  store_sorted(extern_call(call, {read_tensor(self)}), values, indices);
+  store_row_picks("kthvalue", self, dim, values, indices,
+                  [st, k](const char* src, void* v, int64_t* i, int64_t outer, int64_t n, int64_t inner) {
+                    AT_DISPATCH_ALL_TYPES_AND(at::kBFloat16, st, "loom_kthvalue", [&] {
+                      select_rows(reinterpret_cast<const scalar_t*>(src), static_cast<scalar_t*>(v),
+                                  i, outer, n, inner, k - 1);
+                    });
+                  });
   return {values, indices};
 }
 
@@ -282,26 +295,13 @@ std::tuple<Tensor, Tensor> mode_fn(const Tensor& self, int64_t dim, bool keepdim
   TORCH_CHECK(!at::isComplexType(st), "\"mode_cpu\" not implemented for '", c10::toString(st), "'");
   Tensor values = empty_loom(shape, st), indices = empty_loom(shape, at::kLong);
   if (values.numel() == 0) return {values, indices};
-  const int64_t n = self.dim() == 0 ? 1 : self.size(dim);
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < self.dim(); ++d) {
-    if (d < dim) outer *= self.size(d);
-    if (d > dim) inner *= self.size(d);
-  }
-  auto call = std::make_shared<ExternCall>();
-  call->name = "mode";
-  call->out_nbytes = {outer * inner * int64_t(self.element_size()),
-                      outer * inner * int64_t(sizeof(int64_t))};
-  call->accepts = [](size_t, const View& v) { return is_contiguous(v); };
-  call->fn = [=](const std::vector<ExternInput>& in, const std::vector<std::shared_ptr<Memory>>& out) {
-    AT_DISPATCH_ALL_TYPES_AND3(at::kHalf, at::kBFloat16, at::kBool, st, "loom_mode", [&] {
-      const auto* src = static_cast<const scalar_t*>(in[0].mem->data) + in[0].view.offset;
-      mode_rows(src, static_cast<scalar_t*>(out[0]->data), static_cast<int64_t*>(out[1]->data),
-                outer, n, inner);
-    });
-  };
-  EngineLock g(engine_mutex());
-  store_sorted(extern_call(call, {read_tensor(self)}), values, indices);
+  store_row_picks("mode", self, dim, values, indices,
+                  [st](const char* src, void* v, int64_t* i, int64_t outer, int64_t n, int64_t inner) {
+                    AT_DISPATCH_ALL_TYPES_AND3(at::kHalf, at::kBFloat16, at::kBool, st, "loom_mode", [&] {
+                      mode_rows(reinterpret_cast<const scalar_t*>(src), static_cast<scalar_t*>(v), i,
+                                outer, n, inner);
+                    });
+                  });
   return {values, indices};
 }
 
