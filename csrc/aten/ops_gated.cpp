@@ -31,11 +31,7 @@ Tensor& glu_into(const Tensor& self, int64_t dim, Tensor& out) {
 }
 Tensor glu_fn(const Tensor& self, int64_t dim) {
   check_operands("glu", {self});
-  Tensor out;
-  {
-    EngineLock g(engine_mutex());
-    out = result_like(at::glu(to_meta(self), dim));
-  }
+  Tensor out = locked_result(at::glu(to_meta(self), dim));
   return glu_into(self, dim, out);
 }
 

@@ -135,11 +135,7 @@ Tensor& nextafter_into(const Tensor& a, const Tensor& b, Tensor& out) {
 Tensor nextafter_fn(const Tensor& a, const Tensor& b) {
   check_operands("nextafter", {a, b});
   Tensor m = at::nextafter(to_meta(a), to_meta(b));
-  Tensor out;
-  {
-    EngineLock g(engine_mutex());
-    out = result_like(m);
-  }
+  Tensor out = locked_result(m);
   return nextafter_into(a, b, out);
 }
 Tensor& nextafter_ip(Tensor& a, const Tensor& b) { return nextafter_into(a, b, a); }
@@ -162,11 +158,7 @@ Tensor& signbit_into(const Tensor& self, Tensor& out) {
 Tensor signbit_fn(const Tensor& self) {
   check_operands("signbit", {self});
   Tensor m = at::signbit(to_meta(self));
-  Tensor out;
-  {
-    EngineLock g(engine_mutex());
-    out = result_like(m);
-  }
+  Tensor out = locked_result(m);
   return signbit_into(self, out);
 }
 
@@ -192,11 +184,7 @@ template <bool kPositive>
 Tensor isinf_sign_fn(const Tensor& self) {
   check_operands(kPositive ? "isposinf" : "isneginf", {self});
   Tensor m = kPositive ? at::isposinf(to_meta(self)) : at::isneginf(to_meta(self));
-  Tensor out;
-  {
-    EngineLock g(engine_mutex());
-    out = result_like(m);
-  }
+  Tensor out = locked_result(m);
   return isinf_sign_into<kPositive>(self, out);
 }
 
@@ -247,11 +235,7 @@ Tensor& nan_to_num_into(const Tensor& self, c10::optional<double> nan,
 Tensor nan_to_num_fn(const Tensor& self, c10::optional<double> nan, c10::optional<double> posinf,
                      c10::optional<double> neginf) {
   check_operands("nan_to_num", {self});
-  Tensor out;
-  {
-    EngineLock g(engine_mutex());
-    out = result_like(at::empty_like(to_meta(self)));
-  }
+  Tensor out = locked_result(at::empty_like(to_meta(self)));
   return nan_to_num_into(self, nan, posinf, neginf, out);
 }
 Tensor& nan_to_num_ip(Tensor& self, c10::optional<double> nan, c10::optional<double> posinf,
@@ -305,11 +289,7 @@ NodeRef inside(const NodeRef& x, const NodeRef& l) { return both(ge(x, -l), le(x
   Tensor name##_fn(const Tensor& self, const c10::Scalar& lambd) {                          \
     check_operands(#name, {self});                                                          \
     Tensor m = at::name(to_meta(self), lambd);                                              \
-    Tensor out;                                                                             \
-    {                                                                                       \
-      EngineLock g(engine_mutex());                                                         \
-      out = result_like(m);                                                                 \
-    }                                                                                       \
+    Tensor out = locked_result(m);                                                          \
     return name##_into(self, lambd, out);                                                   \
   }
 
@@ -333,11 +313,7 @@ LOOM_SHRINK(softshrink, "softshrink_cpu",
   Tensor name##_fn(const Tensor& grad, const Tensor& self, const c10::Scalar& lambd) {      \
     check_operands(#name, {grad, self});                                                    \
     Tensor m = at::name(to_meta(grad), to_meta(self), lambd);                               \
-    Tensor out;                                                                             \
-    {                                                                                       \
-      EngineLock g(engine_mutex());                                                         \
-      out = result_like(m);                                                                 \
-    }                                                                                       \
+    Tensor out = locked_result(m);                                                          \
     return name##_into(grad, self, lambd, out);                                             \
   }
 

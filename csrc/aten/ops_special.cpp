@@ -264,11 +264,7 @@ Tensor& linalg_cross_into(const Tensor& self, const Tensor& other, int64_t dim, 
 Tensor linalg_cross_fn(const Tensor& self, const Tensor& other, int64_t dim) {
   check_operands("linalg_cross", {self, other});
   Tensor m = at::linalg_cross(to_meta(self), to_meta(other), dim);
-  Tensor out;
-  {
-    EngineLock g(engine_mutex());
-    out = result_like(m);
-  }
+  Tensor out = locked_result(m);
   return linalg_cross_into(self, other, dim, out);
 }
 

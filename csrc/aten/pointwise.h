@@ -36,6 +36,12 @@ at::Tensor pointwise_result(const at::Tensor& meta, const std::vector<at::Tensor
   return out;
 }
 
+// A new result laid out as `meta`, allocated under the engine lock.
+inline at::Tensor locked_result(const at::Tensor& meta) {
+  EngineLock g(engine_mutex());
+  return result_like(meta);
+}
+
 // The in-place and out= forms, once the meta call has checked (and sized) dst.
 template <class Value>
 at::Tensor& pointwise_into(at::Tensor& dst, const std::vector<at::Tensor>& inputs, Value value) {
@@ -63,6 +69,16 @@ inline void check_kernel_dtype(const char* kernel, c10::ScalarType t, unsigned k
   TORCH_CHECK(ok, "\"", kernel, "\" not implemented for '", c10::toString(t), "'");
 }
 
+// An out= form's store, once the meta call has checked and sized `mo`: the CPU's dtype
+// error for its kernel, out resized as the meta result, then the value stored.
+template <class Value>
+at::Tensor& checked_into(const char* kernel, unsigned kinds, at::Tensor& o, const at::Tensor& mo,
+                         const std::vector<at::Tensor>& inputs, Value value) {
+  check_kernel_dtype(kernel, mo.scalar_type(), kinds);
+  match_out(o, mo);
+  return pointwise_into(o, inputs, value);
+}
+
 // Functional, in-place and out= forms of a binary pointwise op whose meta function is
 // `meta(a, b)` / `meta_out(a, b, out)`.
 template <class Meta, class MetaOut, class Value>
@@ -84,9 +100,7 @@ struct Binary {
     check_operands(name, {a, b, o});
     at::Tensor ma = to_meta(a), mb = to_meta(b), mo = to_meta_out(o, a, ma, b, mb);
     meta_out(ma, mb, mo);
-    check_kernel_dtype(kernel, mo.scalar_type(), kinds);
-    match_out(o, mo);
-    return pointwise_into(o, {a, b}, value);
+    return checked_into(kernel, kinds, o, mo, {a, b}, value);
   }
 };
 
@@ -116,9 +130,7 @@ struct Unary {
     check_operands(name, {a, o});
     at::Tensor ma = to_meta(a), mo = to_meta_out(o, a, ma);
     meta_out(ma, mo);
-    check_kernel_dtype(kernel, mo.scalar_type(), kinds);
-    match_out(o, mo);
-    return pointwise_into(o, {a}, value);
+    return checked_into(kernel, kinds, o, mo, {a}, value);
   }
 };
 
