@@ -14,6 +14,8 @@ const char* c_prelude();
 const char* c_libc_decls();
 // Loom's own float32 math (exp ...), branch-free so that loops calling it vectorize.
 const char* c_math_prelude();
+// Non-temporal block stores (NOTE [Streaming stores]), for the kernels that use them.
+const char* c_stream_prelude();
 // lgamma, digamma, trigamma and zeta, for the kernels that use them (kept out of the
 // others' source).
 const char* c_gamma_prelude();

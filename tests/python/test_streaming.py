@@ -1,0 +1,91 @@
+"""Large outputs written with non-temporal stores (NOTE [Streaming stores]) and row
+kernels that prefetch their next row (NOTE [Row prefetch]).
+
+The threshold for streaming is half the machine's last-level cache; the child process
+below sets LOOM_STREAM_BYTES low so that every output here streams, and checks each
+result, and what is left around it, against the CPU."""
+import os
+import subprocess
+import sys
+
+
+CHILD = r"""
+import torch, loom
+import torch.nn.functional as F
+D = loom.device
+g = torch.Generator().manual_seed(0)
+done = 0
+
+def check(fn, *xs, **tol):
+    global done
+    want = fn(*xs)
+    got = fn(*[x.to(D) for x in xs]).cpu()
+    assert got.dtype == want.dtype and got.shape == want.shape and got.stride() == want.stride()
+    torch.testing.assert_close(got, want, equal_nan=True, **tol)
+    done += 1
+
+n = 3 * 4096 + 5  # several blocks, a partial one, thread ranges that split a block
+x = torch.randn(n, generator=g)
+check(lambda t: (t * 2 + 1).exp() - 3, x)
+check(lambda t: t[1:] * 3, x)                      # a source one element off alignment
+check(lambda t: t.double().sin(), x)
+check(lambda t: (t * 100).to(torch.int64), x)
+check(lambda t: t > 0, x)
+check(lambda t: t.half() * 2, x)
+check(lambda t: t.bfloat16() + 1, x)
+check(lambda t: torch.complex(t, -t) * 2, x)
+
+# A destination one element off alignment: the neighbours on both sides keep their values.
+for dt in (torch.float32, torch.float64, torch.float16, torch.uint8):
+    base = torch.full((n + 2,), 7).to(dt)
+    out = base.to(D)
+    torch.add(x.to(dt).to(D), 1, out=out[1:-1])
+    want = base.clone()
+    want[1:-1] = x.to(dt) + 1
+    torch.testing.assert_close(out.cpu(), want)
+    done += 1
+
+# Rows: one block per row (up to two blocks' worth), rows cut into blocks, and rows whose
+# output is not contiguous along the loop (written with plain stores).
+for shape in ((50, 3000), (4, 9000), (300, 1024), (7, 33)):
+    y = torch.randn(*shape, generator=g) * 3
+    check(lambda t: torch.softmax(t, 1), y, rtol=1e-5, atol=1e-6)
+    check(lambda t: t - t.amax(1, True), y)
+    w, b = torch.randn(shape[1], generator=g), torch.randn(shape[1], generator=g)
+    check(lambda t, w, b: F.gelu(F.layer_norm(t, t.shape[-1:], w, b)), y, w, b,
+          rtol=1e-5, atol=1e-5)
+y = torch.randn(64, 3000, generator=g)
+check(lambda t: torch.softmax(t, 1).t().contiguous(), y, rtol=1e-5, atol=1e-6)
+out = torch.empty(3000, 64).to(D).t()
+out.copy_(torch.softmax(y.to(D), 1))
+torch.testing.assert_close(out.cpu(), torch.softmax(y, 1), rtol=1e-5, atol=1e-6)
+done += 1
+
+# Special values pass through the streamed block unchanged.
+s = torch.tensor([float("nan"), float("inf"), -float("inf"), 0.0, -0.0, 1e-40] * 2000)
+check(lambda t: t * 1, s)
+check(lambda t: torch.softmax(t.view(12, 1000), 1), s, rtol=1e-5, atol=1e-6)
+print("checks", done)
+"""
+
+
+def run_child(env_extra):
+    env = dict(os.environ, **env_extra)
+    return subprocess.run([sys.executable, "-c", CHILD], env=env, capture_output=True, text=True,
+                          timeout=600)
+
+
+def test_streamed_outputs_match_cpu(tmp_path):
+    out = run_child({"LOOM_STREAM_BYTES": "4096", "LOOM_DEBUG": "4",
+                     "LOOM_CACHE_DIR": str(tmp_path)})
+    assert out.returncode == 0, out.stderr[-4000:]
+    assert out.stdout.split()[-2:] == ["checks", "28"]
+    # The kernels did take the streaming path, and a softmax over rows of 4 KB prefetched.
+    assert out.stderr.count("loom_stream(&p0") >= 20
+    assert "__builtin_prefetch(&p1[" in out.stderr
+
+
+def test_streaming_off(tmp_path):
+    out = run_child({"LOOM_STREAM_BYTES": "0", "LOOM_DEBUG": "4", "LOOM_CACHE_DIR": str(tmp_path)})
+    assert out.returncode == 0, out.stderr[-4000:]
+    assert "void kernel" in out.stderr and "loom_stream(&p0" not in out.stderr
