@@ -161,7 +161,7 @@ NodeRef checked(const NodeRef& index, int64_t size, bool wrap, bool index_error,
 }
 
 void check_now(const at::Tensor& index, int64_t size, bool wrap, bool index_error,
-               const std::string& message) {
+               const std::string& message, std::optional<int64_t> skip) {
   constexpr int64_t kMaxEagerCheck = int64_t(1) << 16;
   if (index.numel() == 0 || index.numel() > kMaxEagerCheck) return;
   if (index.scalar_type() != at::kLong && index.scalar_type() != at::kInt) return;
@@ -180,7 +180,7 @@ void check_now(const at::Tensor& index, int64_t size, bool wrap, bool index_erro
   const int64_t* v = host.data_ptr<int64_t>();
   for (int64_t i = 0; i < host.numel(); ++i) {
     int64_t x = v[i];
-    if (x >= 0 ? x < size : (wrap && x >= -size)) continue;
+    if ((x >= 0 ? x < size : (wrap && x >= -size)) || x == skip) continue;
     std::string text = message;
     auto at = text.find("{}");
     if (at != std::string::npos) text.replace(at, 2, std::to_string(x));

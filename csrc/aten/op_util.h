@@ -3,6 +3,8 @@
 // as a graph and stored into the result.
 #pragma once
 
+#include <optional>
+
 #include <ATen/ATen.h>
 
 #include "aten/tensor_util.h"
@@ -74,9 +76,10 @@ NodeRef checked(const NodeRef& index, int64_t size, bool wrap, bool index_error,
 std::string bounds_message(int64_t dim, int64_t size, const char* prefix = "");
 // When the index values are already known on the host (a CPU index, or a small Loom index
 // whose storage is realized), checks them now, so that the op itself raises as on CPU;
-// otherwise the kernel's check reports the fault at realization.
+// otherwise the kernel's check reports the fault at realization. Entries equal to `skip`
+// (nll_loss's ignore_index) are not indices.
 void check_now(const at::Tensor& index, int64_t size, bool wrap, bool index_error,
-               const std::string& message);
+               const std::string& message, std::optional<int64_t> skip = std::nullopt);
 
 }  // namespace loom::aten
 

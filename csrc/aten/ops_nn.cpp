@@ -1,6 +1,6 @@
 // Neural-network forward/backward ops that autograd calls: relu's threshold_backward,
-// softmax and log_softmax backward, nll_loss forward and backward. Each is an elementwise
-// or reduction value, so a loss and its gradient fuse with their neighbours.
+// softmax and log_softmax backward, nll_loss and nll_loss2d forward and backward. Each is
+// an elementwise or reduction value, so a loss and its gradient fuse with their neighbours.
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
 
@@ -132,20 +132,21 @@ Tensor& softmax_backward_out(const Tensor& grad, const Tensor& output, int64_t d
 
 // --- nll_loss ---
 
-// Per-sample target (Int64, shape {n}), its weight, and the target made safe to index
-// with (ignored entries point at class 0), for self viewed as (n, c).
+// Per-sample target (Int64, of the target's shape: {n} for nll_loss, {n, h, w} for
+// nll_loss2d), its weight, and the target made safe to index with (ignored entries point
+// at class 0), for self of shape (n, c, ...).
 struct NllTerms {
   NodeRef target, weight, safe;
 };
 
-NllTerms nll_terms(const Tensor& self2d, const Tensor& target1d, const c10::optional<Tensor>& weight,
+NllTerms nll_terms(const Tensor& self, const Tensor& target, const c10::optional<Tensor>& weight,
                    int64_t ignore_index, DType t) {
-  const int64_t n = self2d.size(0), c = self2d.size(1);
-  Shape s{n};
-  NodeRef tg = cast(read_tensor(target1d), DType::Int64);
+  const int64_t c = self.size(1);
+  const Shape s = shape_of(target.sizes());
+  NodeRef tg = cast(read_tensor(target), DType::Int64);
   NodeRef ignored = binary(Op::Eq, tg, int_const(ignore_index, s));
   NodeRef safe = where(ignored, int_const(0, s), tg);
-  check_now(target1d, c, false, true, "Target {} is out of bounds.");
+  check_now(target, c, false, true, "Target {} is out of bounds.", ignore_index);
   safe = checked(safe, c, false, true, "Target {} is out of bounds.");
   NodeRef w = constant(Scalar::of_int(1), t, s);
   if (weight.has_value() && weight->defined()) {
@@ -161,14 +162,28 @@ NllTerms nll_terms(const Tensor& self2d, const Tensor& target1d, const c10::opti
 Tensor as_2d(const Tensor& self) { return self.dim() == 1 ? self.unsqueeze(0) : self; }
 Tensor as_1d_target(const Tensor& target) { return target.dim() == 0 ? target.unsqueeze(0) : target; }
 
+// The element of self (n, c, d...) at each sample's class: coordinates over the target's
+// shape (n, d...).
+std::vector<NodeRef> picked_coords(const Shape& s, const NodeRef& cls) {
+  std::vector<NodeRef> coord{iota(DType::Int64, s, 0), cls};
+  for (int d = 1; d < int(s.size()); ++d) coord.push_back(iota(DType::Int64, s, d));
+  return coord;
+}
+
+// A value over all of the target's shape, reduced to a scalar.
+NodeRef sum_all(const NodeRef& v, const Shape& s, DType acc) {
+  std::vector<int> axes(s.size());
+  for (size_t d = 0; d < s.size(); ++d) axes[d] = int(d);
+  return reindex(reduce(ReduceKind::Sum, v, axes, acc), {}, IndexMap{Shape(s.size(), 0), {}, {}});
+}
+
 void nll_loss_forward_into(const Tensor& self, const Tensor& target,
                            const c10::optional<Tensor>& weight, int64_t reduction,
                            int64_t ignore_index, Tensor& output, Tensor& total_weight) {
   Tensor x = as_2d(self), tgt = as_1d_target(target);
-  const int64_t n = x.size(0);
   DType t = to_loom(self.scalar_type()), acc = acc_of(t);
   EngineLock g(engine_mutex());
-  if (n == 0 || x.size(1) == 0) {
+  if (tgt.numel() == 0 || x.size(1) == 0) {
     assign(total_weight, constant(Scalar::of_int(0), t, {}));
     if (output.numel() > 0)
       assign(output, constant(reduction == at::Reduction::Mean ? Scalar::of_float(NAN)
@@ -177,18 +192,18 @@ void nll_loss_forward_into(const Tensor& self, const Tensor& target,
     return;
   }
   NllTerms terms = nll_terms(x, tgt, weight, ignore_index, acc);
-  Shape s{n};
-  // self[i, target_i]
-  std::vector<NodeRef> coord{iota(DType::Int64, s, 0), terms.safe};
-  NodeRef picked = cast(gather(buffer_of(x), t, storage_index(x, coord)), acc);
+  const Shape s = shape_of(tgt.sizes());
+  // self[i, target_i, ...]
+  NodeRef picked = cast(gather(buffer_of(x), t, storage_index(x, picked_coords(s, terms.safe))), acc);
   NodeRef loss = binary(Op::Mul, unary(Op::Neg, picked), terms.weight);
-  NodeRef total = reindex(reduce(ReduceKind::Sum, terms.weight, {0}, acc), {}, IndexMap{{0}, {}, {}});
-  assign(total_weight, cast(total, t));
-  if (reduction == at::Reduction::None && self.dim() == 2) {
+  if (reduction == at::Reduction::None && self.dim() >= 2) {  // the CPU leaves the total 0
+    assign(total_weight, constant(Scalar::of_int(0), t, {}));
     assign(output, cast(loss, t));
     return;
   }
-  NodeRef sum = reindex(reduce(ReduceKind::Sum, loss, {0}, acc), {}, IndexMap{{0}, {}, {}});
+  NodeRef total = sum_all(terms.weight, s, acc);
+  assign(total_weight, cast(total, t));
+  NodeRef sum = sum_all(loss, s, acc);
   if (reduction == at::Reduction::Mean) sum = binary(Op::Div, sum, total);
   if (reduction == at::Reduction::None) sum = reindex(cast(loss, acc), {}, IndexMap{{0}, {}, {}});
   assign(output, cast(sum, t));
@@ -225,20 +240,24 @@ void nll_loss_backward_into(const Tensor& grad_output, const Tensor& self, const
                             int64_t ignore_index, const Tensor& total_weight, Tensor& grad_input) {
   if (grad_input.numel() == 0) return;
   Tensor gi = as_2d(grad_input), x = as_2d(self), tgt = as_1d_target(target);
-  const int64_t n = x.size(0), c = x.size(1);
   DType t = to_loom(grad_input.scalar_type()), acc = acc_of(t);
   EngineLock g(engine_mutex());
   NllTerms terms = nll_terms(x, tgt, weight, ignore_index, acc);
-  Shape s{n}, s2{n, c};
+  const Shape s = shape_of(tgt.sizes()), s2 = shape_of(x.sizes());
   NodeRef go;
-  if (reduction == at::Reduction::None && self.dim() == 2)
+  if (reduction == at::Reduction::None && self.dim() >= 2)
     go = cast(read_tensor(grad_output), acc);
   else
     go = cast(expand(read_tensor(grad_output.reshape({})), s), acc);
   if (reduction == at::Reduction::Mean)
     go = binary(Op::Div, go, cast(expand(read_tensor(total_weight.reshape({})), s), acc));
-  NodeRef per = binary(Op::Mul, unary(Op::Neg, terms.weight), go);  // shape {n}
-  IndexMap rows{{0}, {0, -1}, {1, 0}};
+  NodeRef per = binary(Op::Mul, unary(Op::Neg, terms.weight), go);  // the target's shape
+  // (n, c, d...) -> (n, d...): every dim but the class dim
+  IndexMap rows{Shape(s.size(), 0), {0, -1}, {1, 0}};
+  for (int d = 1; d < int(s.size()); ++d) {
+    rows.dim_of.push_back(d);
+    rows.mult.push_back(1);
+  }
   NodeRef col = iota(DType::Int64, s2, 1);
   NodeRef hit = binary(Op::Eq, col, reindex(terms.safe, s2, rows));
   NodeRef v = where(hit, reindex(per, s2, rows), constant(Scalar::of_int(0), acc, s2));
@@ -267,6 +286,101 @@ Tensor& nll_loss_backward_out(const Tensor& grad_output, const Tensor& self, con
   return out;
 }
 
+// --- nll_loss2d: self (n, c, h, w), target (n, h, w); the same terms over the target's shape ---
+
+void check_nll2d(const Tensor& input, const Tensor& target, const c10::optional<Tensor>& weight,
+                 const char* frame) {
+  TORCH_CHECK(target.dim() == 3,
+              "only batches of spatial targets supported (3D tensors) but got targets of dimension: ",
+              target.dim());
+  TORCH_CHECK(input.dim() == 4,
+              "only batches of spatial inputs supported (4D tensors), but got input of dimension: ",
+              input.dim());
+  const bool weighted = weight.has_value() && weight->defined();
+  TORCH_CHECK(!weighted || weight->numel() == input.size(1),
+              "weight tensor should be defined either for all or no classes");
+  TORCH_CHECK(input.size(0) == target.size(0) && input.size(2) == target.size(1) &&
+                  input.size(3) == target.size(2),
+              "size mismatch (got input: ", input.sizes(), " , target: ", target.sizes());
+  const auto st = input.scalar_type();
+  TORCH_CHECK(st == at::kFloat || st == at::kDouble || st == at::kBFloat16, "\"", frame,
+              "\" not implemented for '", c10::toString(st), "'");
+  TORCH_CHECK(!weighted || weight->scalar_type() == st, "expected scalar type ", st,
+              " but found ", weight->scalar_type());
+  TORCH_CHECK(target.scalar_type() == at::kLong, "expected scalar type Long but found ",
+              target.scalar_type());
+}
+
+Tensor fresh(const Tensor& like, at::IntArrayRef sizes) {
+  return result_like(at::empty(sizes, like.options().device(at::kMeta)));
+}
+
+std::tuple<Tensor, Tensor> nll_loss2d_forward_fn(const Tensor& self, const Tensor& target,
+                                                 const c10::optional<Tensor>& weight,
+                                                 int64_t reduction, int64_t ignore_index) {
+  check_operands("nll_loss2d", {self, target});
+  check_nll2d(self, target, weight, "nll_loss2d_forward_out_frame");
+  Tensor output = reduction == at::Reduction::None ? fresh(self, target.sizes()) : fresh(self, {});
+  Tensor total = fresh(self, {});
+  nll_loss_forward_into(self, target, weight, reduction, ignore_index, output, total);
+  return {output, total};
+}
+
+std::tuple<Tensor&, Tensor&> nll_loss2d_forward_out(const Tensor& self, const Tensor& target,
+                                                    const c10::optional<Tensor>& weight,
+                                                    int64_t reduction, int64_t ignore_index,
+                                                    Tensor& output, Tensor& total_weight) {
+  check_operands("nll_loss2d", {self, target, output, total_weight});
+  check_nll2d(self, target, weight, "nll_loss2d_forward_out_frame");
+  total_weight.resize_({});
+  if (reduction == at::Reduction::None)
+    at::native::resize_output(output, target.sizes());
+  else
+    at::native::resize_output(output, {});
+  nll_loss_forward_into(self, target, weight, reduction, ignore_index, output, total_weight);
+  return {output, total_weight};
+}
+
+void check_nll2d_backward(const Tensor& grad_output, const Tensor& self, const Tensor& target,
+                          const c10::optional<Tensor>& weight, int64_t reduction,
+                          const Tensor& total_weight) {
+  check_nll2d(self, target, weight, "nll_loss2d_backward_out_frame");
+  TORCH_CHECK(total_weight.numel() == 1,
+              "expected total_weight to be a single element tensor, got: ", total_weight.sizes(),
+              " (", total_weight.numel(), " elements)");
+  if (reduction == at::Reduction::None) {
+    TORCH_CHECK(grad_output.dim() == 3,
+                "grad_output must have same dimension as target (3) but got dimension: ",
+                grad_output.sizes());
+    TORCH_CHECK(grad_output.sizes() == target.sizes(), "size mismatch (got grad_output: ",
+                grad_output.sizes(), " target: ", target.sizes());
+  } else {
+    TORCH_CHECK(grad_output.dim() <= 1 && grad_output.numel() == 1,
+                "Expected a single element grad_output tensor, but got: ", grad_output.sizes());
+  }
+}
+
+Tensor nll_loss2d_backward_fn(const Tensor& grad_output, const Tensor& self, const Tensor& target,
+                              const c10::optional<Tensor>& weight, int64_t reduction,
+                              int64_t ignore_index, const Tensor& total_weight) {
+  check_operands("nll_loss2d_backward", {grad_output, self, target, total_weight});
+  check_nll2d_backward(grad_output, self, target, weight, reduction, total_weight);
+  Tensor out = fresh(self, self.sizes());
+  nll_loss_backward_into(grad_output, self, target, weight, reduction, ignore_index, total_weight, out);
+  return out;
+}
+
+Tensor& nll_loss2d_backward_out(const Tensor& grad_output, const Tensor& self, const Tensor& target,
+                                const c10::optional<Tensor>& weight, int64_t reduction,
+                                int64_t ignore_index, const Tensor& total_weight, Tensor& out) {
+  check_operands("nll_loss2d_backward", {grad_output, self, target, total_weight, out});
+  check_nll2d_backward(grad_output, self, target, weight, reduction, total_weight);
+  out.resize_as_(self);
+  TORCH_CHECK(out.is_contiguous(), "grad_input must be contiguous");
+  nll_loss_backward_into(grad_output, self, target, weight, reduction, ignore_index, total_weight, out);
+  return out;
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -283,6 +397,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("nll_loss_forward.output", TORCH_FN(nll_loss_forward_out));
   m.impl("nll_loss_backward", TORCH_FN(nll_loss_backward_fn));
   m.impl("nll_loss_backward.grad_input", TORCH_FN(nll_loss_backward_out));
+  m.impl("nll_loss2d_forward", TORCH_FN(nll_loss2d_forward_fn));
+  m.impl("nll_loss2d_forward.output", TORCH_FN(nll_loss2d_forward_out));
+  m.impl("nll_loss2d_backward", TORCH_FN(nll_loss2d_backward_fn));
+  m.impl("nll_loss2d_backward.grad_input", TORCH_FN(nll_loss2d_backward_out));
 }
 
 }  // namespace loom::aten

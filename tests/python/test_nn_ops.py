@@ -65,6 +65,113 @@ def test_nll_loss_one_sample_and_errors():
             F.nll_loss(x.to(D), bad.to(D)).item()
 
 
+def test_nll_loss_total_weight():
+    """The CPU's total weight: the weights summed, 0 without reduction (but for one sample)."""
+    x, t, w = sample((6, 5), seed=22), TARGET, sample((5,), seed=23).abs()
+    for args in ((x, t, None), (x, t, w), (x[0], t[0], w)):
+        for reduction in (0, 1, 2):
+            want = torch.ops.aten.nll_loss_forward(*args, reduction, 4)
+            got = torch.ops.aten.nll_loss_forward(*[a if a is None else a.to(D) for a in args],
+                                                  reduction, 4)
+            for a, b in zip(got, want):
+                torch.testing.assert_close(a.cpu(), b)
+
+
+def test_nll_loss_ignored_entries_in_a_known_target():
+    """A target already on the host (checked when the op runs) may hold ignore_index."""
+    t = torch.tensor([1, -100, 4, 4, -100, 3])
+    for reduction in ("mean", "sum", "none"):
+        grads_match(lambda x, t: F.nll_loss(x, t, reduction=reduction), sample((6, 5), seed=11), t)
+
+
+# --- nll_loss2d: (n, c, h, w) scores against an (n, h, w) target ---
+
+def target2d(seed, ignore=None):
+    t = torch.randint(0, 4, (2, 3, 5), generator=torch.Generator().manual_seed(seed))
+    if ignore is not None:
+        t[0, 1, 2] = t[1, 2, 0] = ignore
+    return t
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("ignore_index", [-100, 2])
+def test_nll_loss2d(reduction, weighted, ignore_index):
+    loom.reset_metrics()
+    w = sample((4,), seed=12).abs() if weighted else None
+    t = target2d(13, ignore_index)
+    grads_match(lambda x, t, w: F.nll_loss(x, t, weight=w, reduction=reduction,
+                                           ignore_index=ignore_index),
+                sample((2, 4, 3, 5), seed=14), t, w)
+    # channels-last scores, and cross_entropy's log_softmax in front
+    x = sample((2, 4, 3, 5), seed=15).contiguous(memory_format=torch.channels_last)
+    grads_match(lambda x, t: F.cross_entropy(x, t, reduction=reduction, label_smoothing=0.1), x, t)
+    assert loom.metrics()["fallbacks"] == {}
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.bfloat16])
+def test_nll_loss2d_dtypes(dtype):
+    x, t = sample((2, 4, 3, 5), seed=16, dtype=dtype), target2d(17, -100)
+    grads_match(lambda x, t: F.nll_loss(x, t), x, t, tol=1e-2 if dtype == torch.bfloat16 else 1e-7)
+
+
+def test_nll_loss2d_ops_and_out_forms():
+    A = torch.ops.aten
+    x, t, w = sample((2, 4, 3, 5), seed=18), target2d(19, -100), sample((4,), seed=20).abs()
+    for reduction in (0, 1, 2):
+        out, total = A.nll_loss2d_forward(x, t, w, reduction, -100)
+        o, tw = torch.empty(7, device=D), torch.empty(3, device=D)
+        r = A.nll_loss2d_forward.output(x.to(D), t.to(D), w.to(D), reduction, -100, output=o,
+                                        total_weight=tw)
+        assert r[0] is o and r[1] is tw
+        torch.testing.assert_close(o.cpu(), out)
+        torch.testing.assert_close(tw.cpu(), total)
+        g = sample(tuple(out.shape), seed=21)
+        want = A.nll_loss2d_backward(g, x, t, w, reduction, -100, total)
+        got = A.nll_loss2d_backward(g.to(D), x.to(D), t.to(D), w.to(D), reduction, -100, total.to(D))
+        torch.testing.assert_close(got.cpu(), want)
+        gi = torch.full((5,), 3.0, device=D)
+        A.nll_loss2d_backward.grad_input(g.to(D), x.to(D), t.to(D), w.to(D), reduction, -100,
+                                         total.to(D), grad_input=gi)
+        torch.testing.assert_close(gi.cpu(), want)
+    # everything ignored: the mean is 0/0
+    t_all = torch.full((2, 3, 5), -100)
+    torch.testing.assert_close(F.nll_loss(x.to(D), t_all.to(D)).cpu(), F.nll_loss(x, t_all),
+                               equal_nan=True)
+
+
+NLL2D_BAD = {
+    "target_dims": lambda d: A_nll2d(torch.ones(2, 4, 3, 5, device=d), torch.zeros(2, 3, dtype=torch.long, device=d)),
+    "input_dims": lambda d: A_nll2d(torch.ones(2, 4, 3, device=d), torch.zeros(2, 3, 5, dtype=torch.long, device=d)),
+    "sizes": lambda d: A_nll2d(torch.ones(2, 4, 3, 5, device=d), torch.zeros(2, 3, 4, dtype=torch.long, device=d)),
+    "weight": lambda d: A_nll2d(torch.ones(2, 4, 3, 5, device=d), torch.zeros(2, 3, 5, dtype=torch.long, device=d),
+                                torch.ones(3, device=d)),
+    "half": lambda d: A_nll2d(torch.ones(2, 4, 3, 5, device=d).half(), torch.zeros(2, 3, 5, dtype=torch.long, device=d)),
+    "int_target": lambda d: A_nll2d(torch.ones(2, 4, 3, 5, device=d), torch.zeros(2, 3, 5, dtype=torch.int, device=d)),
+    "out_of_bounds": lambda d: A_nll2d(torch.ones(2, 4, 3, 5, device=d), torch.full((2, 3, 5), 4, device=d)),
+    "negative": lambda d: A_nll2d(torch.ones(2, 4, 3, 5, device=d), torch.full((2, 3, 5), -1, device=d)),
+    "grad_shape": lambda d: torch.ops.aten.nll_loss2d_backward(
+        torch.ones(2, 3, device=d), torch.ones(2, 4, 3, 5, device=d), torch.zeros(2, 3, 5, dtype=torch.long, device=d),
+        None, 0, -100, torch.tensor(1.0, device=d)),
+    "grad_not_scalar": lambda d: torch.ops.aten.nll_loss2d_backward(
+        torch.ones(2, device=d), torch.ones(2, 4, 3, 5, device=d), torch.zeros(2, 3, 5, dtype=torch.long, device=d),
+        None, 1, -100, torch.tensor(1.0, device=d)),
+}
+
+
+def A_nll2d(x, t, w=None):
+    return torch.ops.aten.nll_loss2d_forward(x, t, w, 1, -100)[0].cpu()
+
+
+@pytest.mark.parametrize("name", list(NLL2D_BAD))
+def test_nll_loss2d_errors_match_cpu(name):
+    with pytest.raises(Exception) as want:
+        NLL2D_BAD[name]("cpu")
+    with pytest.raises(type(want.value)) as got:
+        NLL2D_BAD[name](D)
+    assert str(got.value).split("\n")[0] == str(want.value).split("\n")[0]
+
+
 @pytest.mark.parametrize("dim", [0, 1])
 def test_softmax_backward(dim):
     loom.reset_metrics()
