@@ -172,6 +172,69 @@ def test_nll_loss2d_errors_match_cpu(name):
     assert str(got.value).split("\n")[0] == str(want.value).split("\n")[0]
 
 
+# --- multi_margin_loss ---
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("p", [1, 2])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_multi_margin_loss(reduction, p, weighted, dtype):
+    loom.reset_metrics()
+    w = sample((5,), seed=24, dtype=dtype).abs() if weighted else None
+    for x, t in ((sample((6, 5), seed=25, dtype=dtype), TARGET),
+                 (sample((5,), seed=26, dtype=dtype), torch.tensor(3)),
+                 (sample((5,), seed=27, dtype=dtype), torch.tensor([2])),
+                 (sample((6, 5), seed=28, dtype=dtype).t().contiguous().t(), TARGET)):
+        grads_match(lambda x, t, w: F.multi_margin_loss(x, t, p=p, margin=0.7, weight=w,
+                                                        reduction=reduction), x, t, w)
+    assert loom.metrics()["fallbacks"] == {}
+
+
+def test_multi_margin_loss_ops_and_out_forms():
+    A = torch.ops.aten
+    x, w = sample((6, 5), seed=29), sample((5,), seed=30).abs()
+    for reduction in (0, 1, 2):
+        want = A.multi_margin_loss(x, TARGET, 2, 0.5, w, reduction)
+        out = torch.empty(3, device=D)
+        A.multi_margin_loss.out(x.to(D), TARGET.to(D), 2, 0.5, w.to(D), reduction, out=out)
+        torch.testing.assert_close(out.cpu(), want)
+        g = sample(tuple(want.shape), seed=31)
+        want_g = A.multi_margin_loss_backward(g, x, TARGET, 2, 0.5, w, reduction)
+        gi = torch.empty(0, device=D)
+        A.multi_margin_loss_backward.grad_input(g.to(D), x.to(D), TARGET.to(D), 2, 0.5, w.to(D),
+                                                reduction, grad_input=gi)
+        torch.testing.assert_close(gi.cpu(), want_g)
+
+
+MARGIN_BAD = {
+    "p3": lambda d: F.multi_margin_loss(torch.ones(2, 3, device=d), torch.zeros(2, dtype=torch.long, device=d), p=3),
+    "target_size": lambda d: F.multi_margin_loss(torch.ones(2, 3, device=d), torch.zeros(3, dtype=torch.long, device=d)),
+    "dims": lambda d: torch.ops.aten.multi_margin_loss(torch.ones(2, 3, 4, device=d), torch.zeros(2, dtype=torch.long, device=d)),
+    "empty_row": lambda d: F.multi_margin_loss(torch.ones(2, 0, device=d), torch.zeros(2, dtype=torch.long, device=d)),
+    "half": lambda d: F.multi_margin_loss(torch.ones(2, 3, device=d).half(), torch.zeros(2, dtype=torch.long, device=d)),
+    "int_target": lambda d: F.multi_margin_loss(torch.ones(2, 3, device=d), torch.zeros(2, dtype=torch.int, device=d)),
+    "out_of_range": lambda d: F.multi_margin_loss(torch.ones(2, 3, device=d), torch.tensor([0, 3], device=d)).cpu(),
+    "negative": lambda d: F.multi_margin_loss(torch.ones(2, 3, device=d), torch.tensor([-1, 0], device=d)).cpu(),
+}
+
+
+@pytest.mark.parametrize("name", list(MARGIN_BAD))
+def test_multi_margin_loss_errors_match_cpu(name):
+    with pytest.raises(Exception) as want:
+        MARGIN_BAD[name]("cpu")
+    with pytest.raises(type(want.value)) as got:
+        MARGIN_BAD[name](D)
+    assert str(got.value).split("\n")[0] == str(want.value).split("\n")[0]
+
+
+def test_multi_margin_loss_pending_target_out_of_range():
+    """A target still being computed is checked when the loss is realized."""
+    t = torch.zeros(2, dtype=torch.long, device=D) + torch.tensor([0, 3], device=D)
+    loss = F.multi_margin_loss(torch.ones(2, 3, device=D), t)
+    with pytest.raises(RuntimeError, match="target out of range"):
+        loss.cpu()
+
+
 @pytest.mark.parametrize("dim", [0, 1])
 def test_softmax_backward(dim):
     loom.reset_metrics()

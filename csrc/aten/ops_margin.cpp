@@ -1,0 +1,198 @@
+// multi_margin_loss and its backward: each row's hinge of every other class's score against
+// the target class's, as LossMultiMargin.cpp computes it (terms in the input's dtype, the
+// sum over rows in double), so the loss and its gradient fuse like any reduction.
+#include <ATen/native/Resize.h>
+#include <torch/library.h>
+
+#include "aten/pointwise.h"
+
+namespace loom::aten {
+
+namespace {
+
+using at::Tensor;
+using namespace expr;
+namespace Reduction = at::Reduction;
+
+bool has(const c10::optional<Tensor>& t) { return t.has_value() && t->defined(); }
+
+// Rows and classes of the input, after the CPU's checks (frame: its kernel's name).
+std::pair<int64_t, int64_t> check_multi_margin(const Tensor& input, const Tensor& target,
+                                               const at::Scalar& p,
+                                               const c10::optional<Tensor>& weight,
+                                               const char* frame) {
+  TORCH_CHECK(p.toInt() == 1 || p.toInt() == 2, "only p == 1 and p == 2 supported");
+  const int64_t nd = input.dim();
+  const bool valid =
+      (nd == 2 && input.size(1) != 0) || (nd == 1 && input.size(0) != 0) || nd == 0;
+  TORCH_CHECK(valid, "Expected non-empty vector or matrix with optional 0-dim batch size, but got: ",
+              input.sizes());
+  const int64_t n = nd <= 1 ? 1 : input.size(0), c = nd == 0 ? 1 : input.size(nd - 1);
+  TORCH_CHECK(target.dim() <= 1 && target.numel() == n, "inconsistent target size, got: ",
+              target.sizes());
+  const auto st = input.scalar_type();
+  TORCH_CHECK(st == at::kFloat || st == at::kDouble, "\"", frame, "\" not implemented for '",
+              c10::toString(st), "'");
+  TORCH_CHECK(target.scalar_type() == at::kLong, "expected scalar type Long but found ",
+              target.scalar_type());
+  if (has(weight)) {
+    TORCH_CHECK(weight->scalar_type() == st, "expected scalar type ", st, " but found ",
+                weight->scalar_type());
+    // The CPU reads weight[target] unchecked; here a short weight is an error.
+    TORCH_CHECK(weight->numel() == c, "weight tensor should be defined either for all or no classes");
+  }
+  return {n, c};
+}
+
+// The per-element terms of row i, class j (shape (n, c), dtype t): z = margin - x[i, y_i] +
+// x[i, j], and whether it counts (z > 0 and j != y_i); the target y (shape {n}) and the
+// weight of each row's target (or null).
+struct MarginTerms {
+  NodeRef z, counts, target, weight;
+};
+
+MarginTerms margin_terms(const Tensor& input, const Tensor& target,
+                         const c10::optional<Tensor>& weight, const at::Scalar& margin,
+                         int64_t n, int64_t c, DType t) {
+  const Shape s{n}, s2{n, c};
+  const IndexMap rows{{0}, {0, -1}, {1, 0}};
+  Tensor x = input.reshape({n, c}), y = target.reshape({n});
+  check_now(y, c, false, false, "target out of range");
+  NodeRef tg = checked(cast(read_tensor(y), DType::Int64), c, false, false, "target out of range");
+  NodeRef xt = gather(buffer_of(x), t, storage_index(x, {iota(DType::Int64, s, 0), tg}));
+  NodeRef m = constant(Scalar::of_float(margin.toDouble()), t, s2);
+  NodeRef z = (m - reindex(xt, s2, rows)) + cast(read_tensor(x), t);
+  NodeRef other = binary(Op::Ne, iota(DType::Int64, s2, 1), reindex(tg, s2, rows));
+  NodeRef w;
+  if (has(weight)) {
+    Tensor wt = *weight;
+    NodeRef at = binary(Op::Add, int_const(wt.storage_offset(), s),
+                        binary(Op::Mul, tg, int_const(wt.stride(0), s)));
+    w = reindex(gather(buffer_of(wt), t, at), s2, rows);
+  }
+  return {z, both(gt(z, 0.0), other), tg, w};
+}
+
+NodeRef row_sum(const NodeRef& v, int64_t n, DType t) {
+  return reindex(reduce(ReduceKind::Sum, v, {1}, t), {n}, IndexMap{{0, 0}, {0}, {1}});
+}
+
+void multi_margin_into(const Tensor& input, const Tensor& target, const at::Scalar& p,
+                       const at::Scalar& margin, const c10::optional<Tensor>& weight,
+                       int64_t reduction, Tensor& output, int64_t n, int64_t c) {
+  const DType t = to_loom(input.scalar_type());
+  EngineLock g(engine_mutex());
+  MarginTerms m = margin_terms(input, target, weight, margin, n, c, t);
+  NodeRef h = p.toInt() == 1 ? m.z : m.z * m.z;
+  if (m.weight) h = h * m.weight;
+  NodeRef per_row = row_sum(select(m.counts, h, 0.0), n, t) / double(c);
+  if (reduction == Reduction::None && target.dim() > 0) {
+    assign(output, per_row);
+    return;
+  }
+  NodeRef total = reindex(reduce(ReduceKind::Sum, cast(per_row, DType::Float64), {0}, DType::Float64),
+                          {}, IndexMap{{0}, {}, {}});
+  if (reduction == Reduction::Mean) total = total / double(n);
+  assign(output, cast(total, t));
+}
+
+at::IntArrayRef loss_sizes(const Tensor& target, int64_t reduction) {
+  return reduction == Reduction::None && target.dim() > 0 ? target.sizes() : at::IntArrayRef();
+}
+
+Tensor multi_margin_fn(const Tensor& input, const Tensor& target, const at::Scalar& p,
+                       const at::Scalar& margin, const c10::optional<Tensor>& weight,
+                       int64_t reduction) {
+  check_operands("multi_margin_loss", {input, target});
+  auto [n, c] = check_multi_margin(input, target, p, weight, "multi_margin_loss_cpu_kernel");
+  Tensor out = result_like(at::empty(loss_sizes(target, reduction), input.options().device(at::kMeta)));
+  multi_margin_into(input, target, p, margin, weight, reduction, out, n, c);
+  return out;
+}
+
+Tensor& multi_margin_out(const Tensor& input, const Tensor& target, const at::Scalar& p,
+                         const at::Scalar& margin, const c10::optional<Tensor>& weight,
+                         int64_t reduction, Tensor& out) {
+  check_operands("multi_margin_loss", {input, target, out});
+  auto [n, c] = check_multi_margin(input, target, p, weight, "multi_margin_loss_cpu_kernel");
+  out.resize_(loss_sizes(target, reduction));
+  multi_margin_into(input, target, p, margin, weight, reduction, out, n, c);
+  return out;
+}
+
+// d/dx[i, j] for j != y_i: g (p = 1) or 2 g z (p = 2) where z > 0, times weight[y_i]; at j
+// = y_i minus the row's sum of those; all times grad_output. g is 1/c, or 1/(n c) for mean.
+void multi_margin_backward_into(const Tensor& grad_output, const Tensor& input,
+                                const Tensor& target, const at::Scalar& p,
+                                const at::Scalar& margin, const c10::optional<Tensor>& weight,
+                                int64_t reduction, Tensor& grad_input, int64_t n, int64_t c) {
+  const DType t = to_loom(input.scalar_type());
+  EngineLock g(engine_mutex());
+  MarginTerms m = margin_terms(input, target, weight, margin, n, c, t);
+  const Shape s2{n, c};
+  const double gv = reduction == Reduction::Mean ? 1. / double(n * c) : 1. / double(c);
+  NodeRef gs = constant(Scalar::of_float(gv), t, s2);
+  NodeRef h = p.toInt() == 1 ? gs : (2.0 * gs) * m.z;
+  if (m.weight) h = h * m.weight;
+  h = select(m.counts, h, 0.0);
+  const IndexMap rows{{0}, {0, -1}, {1, 0}};
+  NodeRef at_target = binary(Op::Eq, iota(DType::Int64, s2, 1), reindex(m.target, s2, rows));
+  NodeRef grad = select(at_target, reindex(-row_sum(h, n, t), s2, rows), h);
+  NodeRef go;
+  if (reduction != Reduction::None || grad_output.dim() == 0)
+    go = expand(cast(read_tensor(grad_output.reshape({})), t), s2);
+  else
+    go = reindex(cast(read_tensor(grad_output), t), s2, rows);
+  Tensor gi = grad_input.view({n, c});
+  write_tensor(gi, grad * go);
+}
+
+void check_grad_output(const Tensor& grad_output, const Tensor& target, int64_t reduction,
+                       int64_t n) {
+  if (reduction != Reduction::None || grad_output.dim() == 0) {
+    TORCH_CHECK(grad_output.numel() == 1, "Expected a single element grad_output tensor, but got: ",
+                grad_output.sizes());
+  } else {
+    TORCH_CHECK(grad_output.dim() == 1 && grad_output.size(0) == n,
+                "Expected grad_output of size ", n, ", but got: ", grad_output.sizes());
+  }
+}
+
+Tensor multi_margin_backward_fn(const Tensor& grad_output, const Tensor& input,
+                                const Tensor& target, const at::Scalar& p,
+                                const at::Scalar& margin, const c10::optional<Tensor>& weight,
+                                int64_t reduction) {
+  check_operands("multi_margin_loss_backward", {grad_output, input, target});
+  auto [n, c] =
+      check_multi_margin(input, target, p, weight, "multi_margin_loss_backward_cpu_kernel");
+  check_grad_output(grad_output, target, reduction, n);
+  Tensor out = result_like(at::empty(input.sizes(), input.options().device(at::kMeta)));
+  multi_margin_backward_into(grad_output, input, target, p, margin, weight, reduction, out, n, c);
+  return out;
+}
+
+Tensor& multi_margin_backward_out(const Tensor& grad_output, const Tensor& input,
+                                  const Tensor& target, const at::Scalar& p,
+                                  const at::Scalar& margin, const c10::optional<Tensor>& weight,
+                                  int64_t reduction, Tensor& grad_input) {
+  check_operands("multi_margin_loss_backward", {grad_output, input, target, grad_input});
+  auto [n, c] =
+      check_multi_margin(input, target, p, weight, "multi_margin_loss_backward_cpu_kernel");
+  check_grad_output(grad_output, target, reduction, n);
+  grad_input.resize_as_(input);
+  TORCH_CHECK(grad_input.is_contiguous(), "grad_input must be contiguous");
+  multi_margin_backward_into(grad_output, input, target, p, margin, weight, reduction, grad_input,
+                             n, c);
+  return grad_input;
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("multi_margin_loss", TORCH_FN(multi_margin_fn));
+  m.impl("multi_margin_loss.out", TORCH_FN(multi_margin_out));
+  m.impl("multi_margin_loss_backward", TORCH_FN(multi_margin_backward_fn));
+  m.impl("multi_margin_loss_backward.grad_input", TORCH_FN(multi_margin_backward_out));
+}
+
+}  // namespace loom::aten
