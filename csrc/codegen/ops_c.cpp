@@ -179,22 +179,26 @@ const char* c_math_prelude() {
 #endif
 static inline uint32_t loom_fbits(float f) { union { float f; uint32_t u; } x; x.f = f; return x.u; }
 static inline float loom_bitsf(uint32_t u) { union { float f; uint32_t u; } x; x.u = u; return x.f; }
-/* exp: n = round(x / ln 2) by the 1.5 * 2^23 trick, a polynomial on the remainder, and
-   2^n as two exact scales (results down to the subnormals). Overflow and underflow are
-   fixed on the result, not by clamping x: two clamps in a row became a chain of
-   compares and blends in gcc's vectorized code (a third of exp's time). NaN stays NaN. */
-static inline float loom_expf(float x) {
+/* exp(x) = 2^n p(r) with x = n ln 2 + r: n = round(x / ln 2) by the 1.5 * 2^23 trick (t
+   holds it in its low bits), p a polynomial on the remainder. */
+static inline float loom_exp_core(float x, float* t_out) {
   float t = LOOM_FMAF(x, 1.44269504088896341f, 12582912.0f);
   float n = t - 12582912.0f;
-  int32_t i = (int32_t)(loom_fbits(t) - 0x4b400000u);
   float r = LOOM_FMAF(n, -0.693145751953125f, x);
   r = LOOM_FMAF(n, -1.428606765330187e-06f, r);
   float q = LOOM_FMAF(0.001381461275741458f, r, 0.008368710055947304f);
   q = LOOM_FMAF(q, r, 0.04166838899254799f);
   q = LOOM_FMAF(q, r, 0.1666652113199234f);
   q = LOOM_FMAF(q, r, 0.4999999403953552f);
-  float p = LOOM_FMAF(q, r * r, r) + 1.0f;
-  int32_t i1 = i >> 1, i2 = i - i1;
+  *t_out = t;
+  return LOOM_FMAF(q, r * r, r) + 1.0f;
+}
+/* 2^n as two exact scales (results down to the subnormals). Overflow and underflow are
+   fixed on the result, not by clamping x: two clamps in a row became a chain of compares
+   and blends in gcc's vectorized code (a third of exp's time). NaN stays NaN. */
+static inline float loom_expf(float x) {
+  float t, p = loom_exp_core(x, &t);
+  int32_t i = (int32_t)(loom_fbits(t) - 0x4b400000u), i1 = i >> 1, i2 = i - i1;
   float e = p * loom_bitsf((uint32_t)(i1 + 127) << 23) * loom_bitsf((uint32_t)(i2 + 127) << 23);
   e = x > 88.72283935546875f ? __builtin_inff() : e;
   return x < -103.97208404541015625f ? 0.0f : e;
@@ -202,15 +206,7 @@ static inline float loom_expf(float x) {
 /* The same exp for x known to lie in [-87, 88] (inside erf and tanh): one scale and no
    special cases. Bit for bit loom_expf there; NaN gives NaN. */
 static inline float loom_expf_mid(float x) {
-  float t = LOOM_FMAF(x, 1.44269504088896341f, 12582912.0f);
-  float n = t - 12582912.0f;
-  float r = LOOM_FMAF(n, -0.693145751953125f, x);
-  r = LOOM_FMAF(n, -1.428606765330187e-06f, r);
-  float q = LOOM_FMAF(0.001381461275741458f, r, 0.008368710055947304f);
-  q = LOOM_FMAF(q, r, 0.04166838899254799f);
-  q = LOOM_FMAF(q, r, 0.1666652113199234f);
-  q = LOOM_FMAF(q, r, 0.4999999403953552f);
-  float p = LOOM_FMAF(q, r * r, r) + 1.0f;
+  float t, p = loom_exp_core(x, &t);
   return p * loom_bitsf((loom_fbits(t) - 0x4b400000u + 127u) << 23);
 }
 static inline float loom_logf(float x) {
