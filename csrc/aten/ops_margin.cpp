@@ -1,6 +1,7 @@
-// multi_margin_loss and its backward: each row's hinge of every other class's score against
-// the target class's, as LossMultiMargin.cpp computes it (terms in the input's dtype, the
-// sum over rows in double), so the loss and its gradient fuse like any reduction.
+// multi_margin_loss and multilabel_margin_loss, forward and backward: each row's hinges of
+// the other classes' scores against the target classes', as LossMultiMargin.cpp and
+// LossMultiLabelMargin.cpp compute them (terms in the input's dtype, sums over rows in
+// double), so the losses and their gradients fuse like any reduction.
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
 
@@ -186,6 +187,190 @@ Tensor& multi_margin_backward_out(const Tensor& grad_output, const Tensor& input
   return grad_input;
 }
 
+// --- multilabel_margin_loss: target rows list class indices up to the first -1 ---
+
+// Rows and classes, after the CPU's checks in its order (frame: its kernel's name).
+std::pair<int64_t, int64_t> check_multilabel(const Tensor& input, const Tensor& target,
+                                             const char* frame) {
+  const int64_t nd = input.dim();
+  const int64_t n = nd <= 1 ? 1 : input.size(0), c = nd == 0 ? 1 : input.size(nd - 1);
+  const bool valid =
+      (nd == 2 && input.size(1) != 0) || (nd == 1 && input.size(0) != 0) || nd == 0;
+  TORCH_CHECK(valid, "Expected non-empty vector or matrix with optional 0-dim batch size, but got: ",
+              input.sizes());
+  const bool fits = nd <= 1 ? target.dim() <= 1 && target.numel() == c
+                            : target.dim() == 2 && target.size(0) == n && target.size(1) == c;
+  TORCH_CHECK(fits, "inconsistent size ", target.sizes(), " for argument #2 'target'");
+  if (input.numel() > 0)
+    check_now(target, c, false, false, "argument #2 'target' is out of range", -1);
+  const auto st = input.scalar_type();
+  TORCH_CHECK(st == at::kFloat || st == at::kDouble, "\"", frame, "\" not implemented for '",
+              c10::toString(st), "'");
+  TORCH_CHECK(target.scalar_type() == at::kLong, "expected scalar type Long but found ",
+              target.scalar_type());
+  return {n, c};
+}
+
+// Over (n, m, d): row i's m-th listed target t (valid while no -1 came before it) against
+// class d. z = 1 - x[i, t] + x[i, d] in the input's dtype.
+struct LabelTerms {
+  NodeRef valid, safe, z;  // (n, m), (n, m), (n, m, d)
+};
+
+LabelTerms label_terms(const Tensor& input, const Tensor& target, int64_t n, int64_t c, DType t) {
+  const Shape s2{n, c}, s3{n, c, c};
+  Tensor x = input.reshape({n, c}), y = target.reshape({n, c});
+  // -1 <= target < c, checked when the loss is realized (at the op when already known)
+  NodeRef tg = binary(Op::Sub,
+                      checked(binary(Op::Add, cast(read_tensor(y), DType::Int64), int_const(1, s2)),
+                              c + 1, false, false, "argument #2 'target' is out of range"),
+                      int_const(1, s2));
+  NodeRef m = iota(DType::Int64, s2, 1);
+  NodeRef first_neg = reduce(ReduceKind::Min, where(lt(tg, int_const(0, s2)), m, int_const(c, s2)),
+                             {1}, DType::Int64);
+  NodeRef valid = lt(m, reindex(first_neg, s2, IndexMap{{0, 0}, {0, -1}, {1, 0}}));
+  NodeRef safe = where(valid, tg, int_const(0, s2));
+  NodeRef xt = gather(buffer_of(x), t, storage_index(x, {iota(DType::Int64, s2, 0), safe}));
+  NodeRef z = (1.0 - reindex(xt, s3, IndexMap{{0, 0}, {0, 1, -1}, {1, 1, 0}})) +
+              reindex(cast(read_tensor(x), t), s3, IndexMap{{0, 0}, {0, -1, 1}, {1, 0, 1}});
+  return {valid, safe, z};
+}
+
+// (n, m) -> (n, m, d) and (n, d) -> (n, m, d)
+const IndexMap kByTarget{{0, 0}, {0, 1, -1}, {1, 1, 0}};
+const IndexMap kByClass{{0, 0}, {0, -1, 1}, {1, 0, 1}};
+
+void multilabel_into(const Tensor& input, const Tensor& target, int64_t reduction, Tensor& output,
+                     Tensor& is_target, int64_t n, int64_t c) {
+  const DType t = to_loom(input.scalar_type());
+  const Shape s2{n, c}, s3{n, c, c};
+  EngineLock g(engine_mutex());
+  LabelTerms l = label_terms(input, target, n, c, t);
+  // is_target[i, d]: some valid listed target of row i is d (over (n, d, m), m last)
+  NodeRef listed = both(reindex(l.valid, s3, kByClass),
+                        binary(Op::Eq, iota(DType::Int64, s3, 1), reindex(l.safe, s3, kByClass)));
+  NodeRef is_t = reindex(reduce(ReduceKind::Max, cast(listed, t), {2}, t), s2,
+                         IndexMap{{0, 0, 0}, {0, 1}, {1, 1}});
+  Tensor it = is_target.view({n, c});
+  write_tensor(it, is_t);
+  NodeRef counts = both(both(reindex(l.valid, s3, kByTarget),
+                             binary(Op::Eq, reindex(is_t, s3, kByClass), constant(Scalar::of_int(0), t, s3))),
+                        gt(l.z, 0.0));
+  NodeRef row = reindex(reduce(ReduceKind::Sum, cast(select(counts, l.z, 0.0), DType::Float64),
+                               {1, 2}, DType::Float64),
+                        {n}, IndexMap{{0, 0, 0}, {0}, {1}});
+  if (reduction == Reduction::None && target.dim() > 1) {
+    assign(output, cast(row, t) / double(c));
+    return;
+  }
+  NodeRef total = reindex(reduce(ReduceKind::Sum, row, {0}, DType::Float64), {},
+                          IndexMap{{0}, {}, {}}) / double(c);
+  if (reduction == Reduction::Mean) total = total / double(n);
+  assign(output, cast(total, t));
+}
+
+std::tuple<Tensor, Tensor> multilabel_forward_fn(const Tensor& input, const Tensor& target,
+                                                 int64_t reduction) {
+  check_operands("multilabel_margin_loss", {input, target});
+  auto [n, c] = check_multilabel(input, target, "multilabel_margin_loss_forward_out_frame");
+  const auto meta = input.options().device(at::kMeta);
+  Tensor out = result_like(at::empty(reduction == Reduction::None && target.dim() > 1
+                                         ? at::IntArrayRef(target.sizes().data(), 1)
+                                         : at::IntArrayRef(),
+                                     meta));
+  Tensor is_target = result_like(at::empty(target.sizes(), meta));
+  multilabel_into(input, target, reduction, out, is_target, n, c);
+  return {out, is_target};
+}
+
+std::tuple<Tensor&, Tensor&> multilabel_forward_out(const Tensor& input, const Tensor& target,
+                                                    int64_t reduction, Tensor& output,
+                                                    Tensor& is_target) {
+  check_operands("multilabel_margin_loss", {input, target, output, is_target});
+  auto [n, c] = check_multilabel(input, target, "multilabel_margin_loss_forward_out_frame");
+  if (reduction != Reduction::None || target.dim() <= 1)
+    output.resize_({});
+  else
+    output.resize_({n});
+  is_target.resize_as_(target);
+  TORCH_CHECK(is_target.is_contiguous(), "is_target must be contiguous");
+  multilabel_into(input, target, reduction, output, is_target, n, c);
+  return {output, is_target};
+}
+
+// For each valid listed target t of row i and class d that is not a target with z > 0, the
+// CPU adds g at d and takes g from t; g is 1/c (1/(n c) for mean), then all times
+// grad_output. The is_target given (the forward's) says which classes are targets.
+void multilabel_backward_into(const Tensor& grad_output, const Tensor& input, const Tensor& target,
+                              int64_t reduction, const Tensor& is_target, Tensor& grad_input,
+                              int64_t n, int64_t c) {
+  const DType t = to_loom(input.scalar_type());
+  const Shape s2{n, c}, s3{n, c, c};
+  EngineLock g(engine_mutex());
+  LabelTerms l = label_terms(input, target, n, c, t);
+  NodeRef it = cast(read_tensor(is_target.reshape({n, c})), t);
+  // 0 <= is_target <= 1, checked when the gradient is realized
+  NodeRef bad = cast(either(lt(it, 0.0), gt(it, 1.0)), DType::Int64);
+  it = where(binary(Op::Eq, checked(bad, 1, false, false, "argument #5 'is_target' is out of range"),
+                    int_const(0, s2)),
+             it, it);
+  NodeRef hit = both(both(reindex(l.valid, s3, kByTarget),
+                          binary(Op::Eq, reindex(it, s3, kByClass), constant(Scalar::of_int(0), t, s3))),
+                     gt(l.z, 0.0));
+  const double gv = reduction == Reduction::Mean ? 1. / double(n * c) : 1. / double(c);
+  NodeRef gs = select(hit, constant(Scalar::of_float(gv), t, s3), 0.0);
+  // += g at d: over m (axis 1); -= g at t: each (i, m)'s total, summed where t == the class
+  NodeRef plus = reindex(reduce(ReduceKind::Sum, gs, {1}, t), s2, IndexMap{{0, 0, 0}, {0, 2}, {1, 1}});
+  NodeRef per_target = reindex(reduce(ReduceKind::Sum, gs, {2}, t), s2, IndexMap{{0, 0, 0}, {0, 1}, {1, 1}});
+  NodeRef at_class = both(reindex(l.valid, s3, kByClass),
+                          binary(Op::Eq, iota(DType::Int64, s3, 1), reindex(l.safe, s3, kByClass)));
+  NodeRef minus = reindex(reduce(ReduceKind::Sum, select(at_class, reindex(per_target, s3, kByClass), 0.0),
+                                 {2}, t),
+                          s2, IndexMap{{0, 0, 0}, {0, 1}, {1, 1}});
+  NodeRef go;
+  if (reduction != Reduction::None || grad_output.dim() == 0)
+    go = expand(cast(read_tensor(grad_output.reshape({})), t), s2);
+  else
+    go = reindex(cast(read_tensor(grad_output), t), s2, IndexMap{{0}, {0, -1}, {1, 0}});
+  Tensor gi = grad_input.view({n, c});
+  write_tensor(gi, (plus - minus) * go);
+}
+
+void check_multilabel_backward(const Tensor& grad_output, const Tensor& target,
+                               const Tensor& is_target, int64_t reduction, int64_t n) {
+  TORCH_CHECK(is_target.sizes() == target.sizes(), "inconsistent is_target size: ",
+              is_target.sizes(), " for target of size: ", target.sizes());
+  if (reduction != Reduction::None || grad_output.dim() == 0) {
+    TORCH_CHECK(grad_output.numel() == 1, "Expected a single element grad_output tensor, but got: ",
+                grad_output.sizes());
+  } else {
+    TORCH_CHECK(grad_output.dim() == 1 && grad_output.size(0) == n,
+                "Expected grad_output of size ", n, ", but got: ", grad_output.sizes());
+  }
+}
+
+Tensor multilabel_backward_fn(const Tensor& grad_output, const Tensor& input, const Tensor& target,
+                              int64_t reduction, const Tensor& is_target) {
+  check_operands("multilabel_margin_loss_backward", {grad_output, input, target, is_target});
+  auto [n, c] = check_multilabel(input, target, "multilabel_margin_loss_backward_out_frame");
+  check_multilabel_backward(grad_output, target, is_target, reduction, n);
+  Tensor out = result_like(at::empty(input.sizes(), input.options().device(at::kMeta)));
+  multilabel_backward_into(grad_output, input, target, reduction, is_target, out, n, c);
+  return out;
+}
+
+Tensor& multilabel_backward_out(const Tensor& grad_output, const Tensor& input, const Tensor& target,
+                                int64_t reduction, const Tensor& is_target, Tensor& grad_input) {
+  check_operands("multilabel_margin_loss_backward",
+                 {grad_output, input, target, is_target, grad_input});
+  auto [n, c] = check_multilabel(input, target, "multilabel_margin_loss_backward_out_frame");
+  check_multilabel_backward(grad_output, target, is_target, reduction, n);
+  grad_input.resize_as_(input);
+  TORCH_CHECK(grad_input.is_contiguous(), "grad_input must be contiguous");
+  multilabel_backward_into(grad_output, input, target, reduction, is_target, grad_input, n, c);
+  return grad_input;
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -193,6 +378,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("multi_margin_loss.out", TORCH_FN(multi_margin_out));
   m.impl("multi_margin_loss_backward", TORCH_FN(multi_margin_backward_fn));
   m.impl("multi_margin_loss_backward.grad_input", TORCH_FN(multi_margin_backward_out));
+  m.impl("multilabel_margin_loss_forward", TORCH_FN(multilabel_forward_fn));
+  m.impl("multilabel_margin_loss_forward.output", TORCH_FN(multilabel_forward_out));
+  m.impl("multilabel_margin_loss_backward", TORCH_FN(multilabel_backward_fn));
+  m.impl("multilabel_margin_loss_backward.grad_input", TORCH_FN(multilabel_backward_out));
 }
 
 }  // namespace loom::aten

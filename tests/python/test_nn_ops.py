@@ -209,8 +209,62 @@ MARGIN_BAD = {
 }
 
 
+# --- multilabel_margin_loss: rows of class indices ending at the first -1 ---
+
+LABELS = torch.tensor([[3, 0, -1, 1, 2], [1, 1, 2, -1, 0], [-1, 0, 0, 0, 0], [0, 1, 2, 3, 4],
+                       [4, -1, -1, -1, -1], [2, 2, 2, 2, 2]])
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_multilabel_margin_loss(reduction, dtype):
+    loom.reset_metrics()
+    for x, t in ((sample((6, 5), seed=32, dtype=dtype), LABELS),
+                 (sample((5,), seed=33, dtype=dtype), LABELS[0]),
+                 (sample((5,), seed=34, dtype=dtype), LABELS[3]),
+                 (sample((6, 5), seed=35, dtype=dtype).t().contiguous().t(), LABELS)):
+        grads_match(lambda x, t: F.multilabel_margin_loss(x, t, reduction=reduction), x, t)
+    assert loom.metrics()["fallbacks"] == {}
+
+
+def test_multilabel_margin_loss_ops_and_out_forms():
+    A = torch.ops.aten
+    x = sample((6, 5), seed=36)
+    for reduction in (0, 1, 2):
+        want, is_target = A.multilabel_margin_loss_forward(x, LABELS, reduction)
+        o, it = torch.empty(3, device=D), torch.empty(0, device=D)
+        A.multilabel_margin_loss_forward.output(x.to(D), LABELS.to(D), reduction, output=o,
+                                                is_target=it)
+        torch.testing.assert_close(o.cpu(), want)
+        assert torch.equal(it.cpu(), is_target)
+        g = sample(tuple(want.shape), seed=37)
+        want_g = A.multilabel_margin_loss_backward(g, x, LABELS, reduction, is_target)
+        gi = torch.empty(0, device=D)
+        A.multilabel_margin_loss_backward.grad_input(g.to(D), x.to(D), LABELS.to(D), reduction,
+                                                     is_target.to(D), grad_input=gi)
+        torch.testing.assert_close(gi.cpu(), want_g)
+
+
+def _labels(d, t):
+    return torch.tensor(t, device=d)
+
+
+MULTILABEL_BAD = {
+    "too_big": lambda d: F.multilabel_margin_loss(torch.ones(2, 3, device=d), _labels(d, [[0, 5, -1], [1, -1, 2]])).cpu(),
+    "below_minus_one": lambda d: F.multilabel_margin_loss(torch.ones(2, 3, device=d), _labels(d, [[0, -2, -1], [1, -1, 2]])).cpu(),
+    "pending_too_big": lambda d: F.multilabel_margin_loss(torch.ones(2, 3, device=d), _labels(d, [[0, 5, -1], [1, -1, 2]]) + 0).cpu(),
+    "size": lambda d: F.multilabel_margin_loss(torch.ones(2, 3, device=d), _labels(d, [[0, 1], [1, 2]])),
+    "half": lambda d: F.multilabel_margin_loss(torch.ones(2, 3, device=d).half(), _labels(d, [[0, 1, -1], [2, -1, 0]])),
+    "int_target": lambda d: F.multilabel_margin_loss(torch.ones(2, 3, device=d), _labels(d, [[0, 1, -1], [2, -1, 0]]).int()),
+    "is_target": lambda d: torch.ops.aten.multilabel_margin_loss_backward(
+        torch.ones(2, device=d), torch.ones(2, 3, device=d), _labels(d, [[0, 1, -1], [2, -1, 0]]), 0,
+        torch.full((2, 3), 2.0, device=d)).cpu(),
+}
+
+
 BAD = {**{"nll_loss2d_" + k: f for k, f in NLL2D_BAD.items()},
-       **{"multi_margin_" + k: f for k, f in MARGIN_BAD.items()}}
+       **{"multi_margin_" + k: f for k, f in MARGIN_BAD.items()},
+       **{"multilabel_margin_" + k: f for k, f in MULTILABEL_BAD.items()}}
 
 
 @pytest.mark.parametrize("name", list(BAD))
