@@ -121,6 +121,29 @@ Tensor& multi_margin_out(const Tensor& input, const Tensor& target, const at::Sc
   return out;
 }
 
+// A loss's gradient (shape (n, c)) times grad_output: one value, or one per row.
+void write_scaled_grad(Tensor& grad_input, const NodeRef& grad, const Tensor& grad_output,
+                       int64_t reduction, int64_t n, int64_t c, DType t) {
+  const Shape s2{n, c};
+  NodeRef go;
+  if (reduction != Reduction::None || grad_output.dim() == 0)
+    go = expand(cast(read_tensor(grad_output.reshape({})), t), s2);
+  else
+    go = reindex(cast(read_tensor(grad_output), t), s2, IndexMap{{0}, {0, -1}, {1, 0}});
+  Tensor gi = grad_input.view({n, c});
+  write_tensor(gi, grad * go);
+}
+
+void check_grad_output(const Tensor& grad_output, int64_t reduction, int64_t n) {
+  if (reduction != Reduction::None || grad_output.dim() == 0) {
+    TORCH_CHECK(grad_output.numel() == 1, "Expected a single element grad_output tensor, but got: ",
+                grad_output.sizes());
+  } else {
+    TORCH_CHECK(grad_output.dim() == 1 && grad_output.size(0) == n,
+                "Expected grad_output of size ", n, ", but got: ", grad_output.sizes());
+  }
+}
+
 // d/dx[i, j] for j != y_i: g (p = 1) or 2 g z (p = 2) where z > 0, times weight[y_i]; at j
 // = y_i minus the row's sum of those; all times grad_output. g is 1/c, or 1/(n c) for mean.
 void multi_margin_backward_into(const Tensor& grad_output, const Tensor& input,
@@ -139,24 +162,7 @@ void multi_margin_backward_into(const Tensor& grad_output, const Tensor& input,
   const IndexMap rows{{0}, {0, -1}, {1, 0}};
   NodeRef at_target = binary(Op::Eq, iota(DType::Int64, s2, 1), reindex(m.target, s2, rows));
   NodeRef grad = select(at_target, reindex(-row_sum(h, n, t), s2, rows), h);
-  NodeRef go;
-  if (reduction != Reduction::None || grad_output.dim() == 0)
-    go = expand(cast(read_tensor(grad_output.reshape({})), t), s2);
-  else
-    go = reindex(cast(read_tensor(grad_output), t), s2, rows);
-  Tensor gi = grad_input.view({n, c});
-  write_tensor(gi, grad * go);
-}
-
-void check_grad_output(const Tensor& grad_output, const Tensor& target, int64_t reduction,
-                       int64_t n) {
-  if (reduction != Reduction::None || grad_output.dim() == 0) {
-    TORCH_CHECK(grad_output.numel() == 1, "Expected a single element grad_output tensor, but got: ",
-                grad_output.sizes());
-  } else {
-    TORCH_CHECK(grad_output.dim() == 1 && grad_output.size(0) == n,
-                "Expected grad_output of size ", n, ", but got: ", grad_output.sizes());
-  }
+  write_scaled_grad(grad_input, grad, grad_output, reduction, n, c, t);
 }
 
 Tensor multi_margin_backward_fn(const Tensor& grad_output, const Tensor& input,
@@ -166,7 +172,7 @@ Tensor multi_margin_backward_fn(const Tensor& grad_output, const Tensor& input,
   check_operands("multi_margin_loss_backward", {grad_output, input, target});
   auto [n, c] =
       check_multi_margin(input, target, p, weight, "multi_margin_loss_backward_cpu_kernel");
-  check_grad_output(grad_output, target, reduction, n);
+  check_grad_output(grad_output, reduction, n);
   Tensor out = result_like(at::empty(input.sizes(), input.options().device(at::kMeta)));
   multi_margin_backward_into(grad_output, input, target, p, margin, weight, reduction, out, n, c);
   return out;
@@ -179,7 +185,7 @@ Tensor& multi_margin_backward_out(const Tensor& grad_output, const Tensor& input
   check_operands("multi_margin_loss_backward", {grad_output, input, target, grad_input});
   auto [n, c] =
       check_multi_margin(input, target, p, weight, "multi_margin_loss_backward_cpu_kernel");
-  check_grad_output(grad_output, target, reduction, n);
+  check_grad_output(grad_output, reduction, n);
   grad_input.resize_as_(input);
   TORCH_CHECK(grad_input.is_contiguous(), "grad_input must be contiguous");
   multi_margin_backward_into(grad_output, input, target, p, margin, weight, reduction, grad_input,
@@ -327,26 +333,14 @@ void multilabel_backward_into(const Tensor& grad_output, const Tensor& input, co
   NodeRef minus = reindex(reduce(ReduceKind::Sum, select(at_class, reindex(per_target, s3, kByClass), 0.0),
                                  {2}, t),
                           s2, IndexMap{{0, 0, 0}, {0, 1}, {1, 1}});
-  NodeRef go;
-  if (reduction != Reduction::None || grad_output.dim() == 0)
-    go = expand(cast(read_tensor(grad_output.reshape({})), t), s2);
-  else
-    go = reindex(cast(read_tensor(grad_output), t), s2, IndexMap{{0}, {0, -1}, {1, 0}});
-  Tensor gi = grad_input.view({n, c});
-  write_tensor(gi, (plus - minus) * go);
+  write_scaled_grad(grad_input, plus - minus, grad_output, reduction, n, c, t);
 }
 
 void check_multilabel_backward(const Tensor& grad_output, const Tensor& target,
                                const Tensor& is_target, int64_t reduction, int64_t n) {
   TORCH_CHECK(is_target.sizes() == target.sizes(), "inconsistent is_target size: ",
               is_target.sizes(), " for target of size: ", target.sizes());
-  if (reduction != Reduction::None || grad_output.dim() == 0) {
-    TORCH_CHECK(grad_output.numel() == 1, "Expected a single element grad_output tensor, but got: ",
-                grad_output.sizes());
-  } else {
-    TORCH_CHECK(grad_output.dim() == 1 && grad_output.size(0) == n,
-                "Expected grad_output of size ", n, ", but got: ", grad_output.sizes());
-  }
+  check_grad_output(grad_output, reduction, n);
 }
 
 Tensor multilabel_backward_fn(const Tensor& grad_output, const Tensor& input, const Tensor& target,
