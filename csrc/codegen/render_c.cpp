@@ -525,7 +525,8 @@ struct Renderer {
           k.var_size[x0] * k.var_size[r] * itemsize(n.dtype) < kPrefetchBytes)
         continue;
       bool row_only = true;
-      for (int v = 0; v < int(k.var_size.size()); ++v) row_only &= v == x0 || v == r || !coef(n.index, v);
+      for (int v = 0; v < int(k.var_size.size()); ++v)
+        row_only &= v == x0 || v == r || !coef(n.index, v);
       if (row_only) loads.push_back(i);
     }
     if (loads.empty()) return;
@@ -568,8 +569,10 @@ struct Renderer {
   // results gathered in `orow`, each written out after its loop (close_stream).
   void open_stream_loop(int v, bool split, int& depth) {
     const std::string x = var_name(k, v), C = std::to_string(stream_chunk) + "LL";
-    const std::string lo = split ? "start" : "0", hi = split ? "end" : std::to_string(k.var_size[v]) + "LL";
-    const std::string row = c_storage_type(k.out_dtype) + " orow[" + C + "] __attribute__((aligned(64)));";
+    const std::string lo = split ? "start" : "0";
+    const std::string hi = split ? "end" : std::to_string(k.var_size[v]) + "LL";
+    const std::string row =
+        c_storage_type(k.out_dtype) + " orow[" + C + "] __attribute__((aligned(64)));";
     if (!split && stream_chunk == k.var_size[v]) {
       stream_lo = "0LL";
       stream_hi = hi;
@@ -582,12 +585,12 @@ struct Renderer {
     stream_hi = x + "e";
     line(depth++, "for (int64_t " + stream_lo + " = " + lo + "; " + stream_lo + " < " + hi + "; " +
                       stream_lo + " += " + C + ") {");
-    line(depth, "const int64_t " + stream_hi + " = " + hi + " - " + stream_lo + " < " + C + " ? " + hi +
-                    " : " + stream_lo + " + " + C + ";");
+    line(depth, "const int64_t " + stream_hi + " = " + hi + " - " + stream_lo + " < " + C +
+                    " ? " + hi + " : " + stream_lo + " + " + C + ";");
     line(depth, row);
     line(depth, "#pragma GCC ivdep");
-    line(depth++, "for (int64_t " + x + " = " + stream_lo + "; " + x + " < " + stream_hi + "; ++" + x +
-                      ") {");
+    line(depth++, "for (int64_t " + x + " = " + stream_lo + "; " + x + " < " + stream_hi +
+                      "; ++" + x + ") {");
   }
 
   // Stores value `v` of a streaming kernel into its block and, closing the innermost
