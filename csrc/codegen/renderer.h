@@ -1,0 +1,112 @@
+// The C renderer's internals, shared by render_c.cpp (expressions, reductions, the
+// kernel's loops) and render_layout.cpp (how a kernel walks memory: column tiles, row
+// caches, row prefetch, streaming stores).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <sstream>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "codegen/kernel.h"
+#include "codegen/ops_c.h"
+
+namespace loom::c_render {
+
+std::string var_name(const LKernel& k, int v);
+std::string index_str(const LKernel& k, const Affine& a);
+
+// Bytes of partial accumulators per vectorized reduction: 4 AVX2 / 2 AVX-512 registers.
+inline constexpr int kLaneBytes = 128;
+// Largest row of reduced values kept on the stack for the output loop to read back.
+inline constexpr int64_t kMaxRowBytes = 64 << 10;
+// Bytes of accumulators per block of a column reduction (column_tile).
+inline constexpr int64_t kColumnBytes = 16 << 10;
+// Bytes of results gathered on the stack per streamed block (NOTE [Streaming stores]).
+inline constexpr int64_t kStreamBytes = 8 << 10;
+// Smallest input, in bytes, whose next row is prefetched (NOTE [Row prefetch]).
+inline constexpr int64_t kPrefetchBytes = 1 << 20;
+
+// Outputs of at least this many bytes are stored with non-temporal stores (NOTE
+// [Streaming stores], render_layout.cpp).
+int64_t stream_threshold();
+
+// Renders one kernel: `os` collects the source, `scopes` the C names of the nodes
+// computed so far, innermost scope last.
+struct Renderer {
+  const LKernel& k;
+  std::ostringstream os;
+  std::vector<std::unordered_map<int, std::string>> scopes;
+  int in_lanes = 0;  // inside a vectorized reduction's lane loop (they do not nest)
+  // Row caches: reduction id -> the output node that recomputes its summand per element.
+  std::map<int, int> row_cache;
+  // NOTE [Streaming stores]: results per streamed block (0: ordinary stores), and the
+  // bounds of the block being written.
+  int64_t stream_chunk = 0;
+  std::string stream_lo, stream_hi;
+  // NOTE [Row prefetch]: the reduction whose loop prefetches the next row, the loads it
+  // prefetches and the outermost output var they move with.
+  int prefetch_host = -1, prefetch_row = -1;
+  std::vector<int> prefetch_loads;
+
+  explicit Renderer(const LKernel& kernel) : k(kernel) {}
+
+  void line(int depth, const std::string& s) { os << std::string(2 * depth, ' ') << s << "\n"; }
+
+  const std::string* find(int id) const {
+    for (auto it = scopes.rbegin(); it != scopes.rend(); ++it) {
+      auto f = it->find(id);
+      if (f != it->end()) return &f->second;
+    }
+    return nullptr;
+  }
+
+  std::string loop(const std::string& v, int64_t n) {
+    return "for (int64_t " + v + " = 0; " + v + " < " + std::to_string(n) + "LL; ++" + v + ")";
+  }
+
+  int64_t coef(const Affine& a, int v) const { return v < int(a.coef.size()) ? a.coef[v] : 0; }
+
+  std::string slotted(int slot, const Affine& a) {
+    if (slot < 0) return index_str(k, a);
+    return "a[" + std::to_string(slot) + "] + " + index_str(k, a);
+  }
+
+  // The output vars the loops walk: all but a scan's.
+  std::vector<int> output_vars() const {
+    std::vector<int> outs;
+    for (size_t v = 0; v < k.var_size.size(); ++v)
+      if (k.is_output_var[v] && int(v) != k.scan_var) outs.push_back(int(v));
+    return outs;
+  }
+
+  // render_c.cpp: the kernel function, its loops, expressions and reductions.
+  std::string render(bool entry = true);
+  // Opens the output loops (the outermost over [start, end), unless a batched kernel's
+  // row loop holds that range); returns the body depth.
+  int open_output_loops(bool ivdep, int depth = 1, bool all = true,
+                        const ReducePlacement* hoist = nullptr);
+  std::string emit(int id, int depth);
+  std::string emit_reduce(int id, int depth);
+  int reduce_lanes(const LNode& n, ReduceKind kind, DType acc_t) const;
+  static bool uses_gamma(const LKernel& k);
+  static bool uses_special(const LKernel& k);
+
+  // render_layout.cpp: how the loops walk memory.
+  int column_tile() const;
+  void render_column_tiles(int tile, int depth);
+  bool loads_contiguous(int id, int v) const;
+  bool loads_below(int id, int target) const;
+  void plan_row_caches(const ReducePlacement& hoist);
+  bool same_expr(int a, int b, int r, int x) const;
+  bool uses_var(int id, int v) const;
+  void plan_prefetch(const ReducePlacement& hoist);
+  void emit_prefetches(const std::string& ro, int lanes, int depth);
+  int64_t stream_block() const;
+  void open_stream_loop(int v, bool split, int& depth);
+  void close_stream(const std::string& v, int& depth);
+};
+
+}  // namespace loom::c_render
