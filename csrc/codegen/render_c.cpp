@@ -232,6 +232,15 @@ std::string Renderer::emit_reduce(int id, int depth) {
 
 // `hoist`: reductions placed at output loop i (place_reductions) are emitted as soon as
 // that loop is open, each in a scope of its own level.
+// Whether a reduction is placed above output loop `inner` (computed once per outer
+// iteration, shared by the inner loop's elements).
+static bool row_values(const ReducePlacement* hoist, int inner) {
+  if (!hoist) return false;
+  for (int level : hoist->level)
+    if (level >= 0 && level < inner) return true;
+  return false;
+}
+
 int Renderer::open_output_loops(bool ivdep, int depth, bool all, const ReducePlacement* hoist) {
   std::vector<int> outs = output_vars();
   if (!all) outs.pop_back();
@@ -262,6 +271,14 @@ int Renderer::open_output_loops(bool ivdep, int depth, bool all, const ReducePla
       continue;
     }
     if (i + 1 == outs.size() && ivdep) line(depth, "#pragma GCC ivdep");
+    // NOTE [gcc 12 peeled-loop SLP]: gcc 12.2 peels an innermost loop of up to 4
+    // iterations completely (NOTE [Kernel flags]), then vectorizes the loop around it with
+    // one lane per copy; a value the copies share that came from a conditional load (a
+    // masked_fill'd row summed for each element: x * r.sum(-1, keepdim=True)) was then
+    // loaded as 4 consecutive elements instead of one, past the end of its row. Such a
+    // loop under values computed per row (hoisted reductions) stays a loop.
+    if (i + 1 == outs.size() && k.var_size[outs[i]] <= 4 && row_values(hoist, int(i)))
+      line(depth, "#pragma GCC unroll 1");
     line(depth++, loop(var_name(k, outs[i]), k.var_size[outs[i]]) + " {");
     emit_level(int(i));
   }

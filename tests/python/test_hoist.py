@@ -86,3 +86,25 @@ def test_softmax_reads_its_exps_back(n):
         got, k = run(fn, x)
         torch.testing.assert_close(got, fn(x), rtol=1e-5, atol=1e-6)
         assert k == 1
+
+
+@pytest.mark.parametrize("cols", [1, 2, 3, 4, 5])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_row_value_from_a_masked_row_under_a_short_loop(cols, dtype):
+    """NOTE [gcc 12 peeled-loop SLP]: a row sum of a masked_fill'd quotient, read by each
+    element of a short row of another tensor (the shape of cdist's gradient). gcc 12.2
+    vectorized the peeled loop with the shared row value loaded past the end of its row."""
+    g = torch.Generator().manual_seed(cols)
+    x = torch.randn(7, cols, generator=g, dtype=dtype)
+    res = torch.rand(7, 3, generator=g, dtype=dtype) + 0.5
+    res[2, 1] = 0
+    go = torch.randn(7, 3, generator=g, dtype=dtype)
+
+    def fn(go, res, x):
+        ratio = go / res
+        ratio.masked_fill_(res == 0, 0)
+        return x * ratio.sum(-1, True)
+
+    want = fn(go, res, x)
+    got = fn(go.to(loom.device), res.to(loom.device), x.to(loom.device)).cpu()
+    torch.testing.assert_close(got, want)

@@ -1,0 +1,184 @@
+// cdist's direct kernel and its backward (_cdist_forward, _cdist_backward), as
+// DistanceOpsKernel.cpp computes them: for each pair of rows a reduction over the columns
+// of |a - b| mapped by the norm (0, 1, 2, inf or a general p), so distances fuse with what
+// reads them. (cdist's matrix-product form for p = 2 is composite and needs nothing here.)
+#include <ATen/ExpandUtils.h>
+#include <torch/library.h>
+
+#include <cmath>
+
+#include "aten/pointwise.h"
+
+namespace loom::aten {
+
+namespace {
+
+using at::Tensor;
+using namespace expr;
+
+// Batch dims broadcast, then (r1, r2, m): x1's rows, x2's rows and the columns.
+struct Pairs {
+  Shape batch;
+  int64_t r1, r2, m;
+  Shape s4() const {
+    Shape s = batch;
+    s.insert(s.end(), {r1, r2, m});
+    return s;
+  }
+};
+
+Pairs pairs_of(const Tensor& x1, const Tensor& x2) {
+  at::IntArrayRef b1(x1.sizes().data(), x1.dim() - 2), b2(x2.sizes().data(), x2.dim() - 2);
+  auto batch = at::infer_size(b1, b2);
+  return {Shape(batch.begin(), batch.end()), x1.size(-2), x2.size(-2), x1.size(-1)};
+}
+
+// x (batch', rows, m) broadcast to (batch, r1, r2, m), its rows along dim `at` (r1 or r2).
+NodeRef spread(const Tensor& x, const Pairs& p, int at, DType t) {
+  const int k = int(p.batch.size());
+  Shape s3 = p.batch;
+  s3.insert(s3.end(), {x.size(-2), p.m});
+  NodeRef v = expand(cast(read_tensor(x), t), s3);
+  IndexMap map{Shape(size_t(k + 2), 0), {}, {}};
+  for (int d = 0; d < k + 3; ++d) {
+    const int to = d < k ? d : d == k + at ? k : d == k + 2 ? k + 1 : -1;
+    map.dim_of.push_back(to);
+    map.mult.push_back(to < 0 ? 0 : 1);
+  }
+  return reindex(v, p.s4(), map);
+}
+
+void check_cdist(const Tensor& x1, const Tensor& x2, const char* kernel) {
+  TORCH_CHECK(x1.dim() >= 2, "cdist only supports at least 2D tensors, X1 got: ", x1.dim(), "D");
+  TORCH_CHECK(x2.dim() >= 2, "cdist only supports at least 2D tensors, X2 got: ", x2.dim(), "D");
+  TORCH_CHECK(x1.size(-1) == x2.size(-1), "X1 and X2 must have the same number of columns. X1: ",
+              x1.size(-1), " X2: ", x2.size(-1));
+  TORCH_CHECK(at::isFloatingType(x1.scalar_type()),
+              "cdist only supports floating-point dtypes, X1 got: ", x1.scalar_type());
+  TORCH_CHECK(at::isFloatingType(x2.scalar_type()),
+              "cdist only supports floating-point dtypes, X2 got: ", x2.scalar_type());
+  const auto st = x1.scalar_type();
+  TORCH_CHECK(st == at::kFloat || st == at::kDouble, "\"", kernel, "\" not implemented for '",
+              c10::toString(st), "'");
+  TORCH_CHECK(x2.scalar_type() == st, "expected scalar type ", st, " but found ", x2.scalar_type());
+}
+
+Tensor cdist_forward_fn(const Tensor& x1, const Tensor& x2, double p,
+                        c10::optional<int64_t> compute_mode) {
+  check_operands("cdist", {x1, x2});
+  check_cdist(x1, x2, "cdist");
+  TORCH_CHECK(p >= 0, "cdist only supports non-negative p values");
+  const int64_t mode = compute_mode.value_or(0);
+  TORCH_CHECK(mode >= 0 && mode <= 2, "possible modes: 0, 1, 2, but was: ", mode);
+  const Pairs pr = pairs_of(x1, x2);
+  Shape out_shape = pr.batch;
+  out_shape.insert(out_shape.end(), {pr.r1, pr.r2});
+  Tensor out = result_like(at::empty(at::IntArrayRef(out_shape), x1.options().device(at::kMeta)));
+  if (out.numel() == 0) return out;
+  const DType t = to_loom(x1.scalar_type());
+  EngineLock g(engine_mutex());
+  if (pr.m == 0) {
+    assign(out, constant(Scalar::of_int(0), t, out_shape));
+    return out;
+  }
+  NodeRef d = abs(spread(x1, pr, 0, t) - spread(x2, pr, 1, t));
+  const int axis = int(pr.batch.size()) + 2;
+  ReduceKind kind = ReduceKind::Sum;
+  NodeRef term;
+  if (p == 0) {
+    term = min(unary(Op::Ceil, d), 1.0);
+  } else if (p == 1) {
+    term = d;
+  } else if (p == 2) {
+    term = d * d;
+  } else if (std::isinf(p)) {
+    term = select(isnan(d), 0.0, d);  // the CPU's std::max keeps its 0 against a NaN
+    kind = ReduceKind::Max;
+  } else {
+    term = binary(Op::Pow, d, constant(Scalar::of_float(p), t, d->shape));
+  }
+  Shape kept = out_shape;
+  kept.push_back(1);
+  IndexMap drop{Shape(kept.size(), 0), {}, {}};
+  for (int i = 0; i < int(out_shape.size()); ++i) {
+    drop.dim_of.push_back(i);
+    drop.mult.push_back(1);
+  }
+  NodeRef agg = reindex(reduce(kind, term, {axis}, t), out_shape, drop);
+  if (p == 2) {
+    agg = unary(Op::Sqrt, agg);
+  } else if (p != 0 && p != 1 && !std::isinf(p)) {
+    // std::pow(agg, 1.0 / p) with p in the input's dtype: a double power
+    const double e = t == DType::Float32 ? 1.0 / double(float(p)) : 1.0 / p;
+    agg = cast(binary(Op::Pow, cast(agg, DType::Float64),
+                      constant(Scalar::of_float(e), DType::Float64, out_shape)),
+               t);
+  }
+  assign(out, agg);
+  return out;
+}
+
+// d dist[i, j] / d x1[i, k], times grad[i, j], summed over j: the CPU's per-norm formulas.
+Tensor cdist_backward_fn(const Tensor& grad, const Tensor& x1, const Tensor& x2, double p,
+                         const Tensor& cdist) {
+  check_operands("_cdist_backward", {grad, x1, x2, cdist});
+  check_cdist(x1, x2, "cdist_backward");
+  const Pairs pr = pairs_of(x1, x2);
+  Shape g_shape = pr.batch;
+  g_shape.insert(g_shape.end(), {pr.r1, pr.m});
+  Tensor out = result_like(at::empty(at::IntArrayRef(g_shape), x1.options().device(at::kMeta)));
+  if (out.numel() == 0) return out;
+  const DType t = to_loom(x1.scalar_type());
+  EngineLock g(engine_mutex());
+  const Shape s4 = pr.s4();
+  const int k = int(pr.batch.size());
+  if (pr.r2 == 0 || p == 0) {
+    assign(out, constant(Scalar::of_int(0), t, g_shape));
+    return out;
+  }
+  NodeRef diff = spread(x1, pr, 0, t) - spread(x2, pr, 1, t);
+  // grad and dist, (batch, r1, r2), along every column
+  IndexMap by_pair{Shape(size_t(k + 2), 0), {}, {}};
+  for (int d = 0; d < k + 3; ++d) {
+    by_pair.dim_of.push_back(d < k + 2 ? d : -1);
+    by_pair.mult.push_back(d < k + 2 ? 1 : 0);
+  }
+  Shape pair_shape = pr.batch;
+  pair_shape.insert(pair_shape.end(), {pr.r1, pr.r2});
+  NodeRef gv = reindex(expand(cast(read_tensor(grad), t), pair_shape), s4, by_pair);
+  NodeRef dist = reindex(expand(cast(read_tensor(cdist), t), pair_shape), s4, by_pair);
+  NodeRef sign = unary(Op::Sign, diff), ad = abs(diff);
+  NodeRef zero = constant(Scalar::of_int(0), t, s4), pv = constant(Scalar::of_float(p), t, s4);
+  NodeRef term;
+  if (p == 1) {
+    term = gv * sign;
+  } else if (p < 2) {
+    NodeRef pm1 = pv - 1.0;
+    term = ((sign * binary(Op::Pow, ad, pm1)) * gv) / binary(Op::Pow, dist, pm1);
+    term = select(eq(dist, 0.0), zero, term);
+    if (p < 1) term = select(eq(diff, 0.0), zero, term);
+  } else if (p == 2) {
+    term = select(eq(dist, 0.0), zero, (gv * diff) / dist);
+  } else if (std::isinf(p)) {
+    term = (gv * sign) * (1.0 - min(unary(Op::Ceil, abs(ad - dist)), 1.0));
+  } else {
+    term = ((diff * binary(Op::Pow, ad, pv - 2.0)) * gv) / binary(Op::Pow, dist, pv - 1.0);
+    term = select(eq(dist, 0.0), zero, term);
+  }
+  IndexMap drop{Shape(size_t(k + 3), 0), {}, {}};
+  for (int d = 0; d < k + 2; ++d) {
+    drop.dim_of.push_back(d < k + 1 ? d : k + 2);
+    drop.mult.push_back(1);
+  }
+  assign(out, reindex(reduce(ReduceKind::Sum, term, {k + 1}, t), g_shape, drop));
+  return out;
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_cdist_forward", TORCH_FN(cdist_forward_fn));
+  m.impl("_cdist_backward", TORCH_FN(cdist_backward_fn));
+}
+
+}  // namespace loom::aten
