@@ -20,11 +20,13 @@ using namespace expr;
 struct Pairs {
   Shape batch;
   int64_t r1, r2, m;
-  Shape s4() const {
+  // The batch dims followed by `tail`.
+  Shape with(std::initializer_list<int64_t> tail) const {
     Shape s = batch;
-    s.insert(s.end(), {r1, r2, m});
+    s.insert(s.end(), tail);
     return s;
   }
+  Shape s4() const { return with({r1, r2, m}); }
 };
 
 Pairs pairs_of(const Tensor& x1, const Tensor& x2) {
@@ -71,8 +73,7 @@ Tensor cdist_forward_fn(const Tensor& x1, const Tensor& x2, double p,
   const int64_t mode = compute_mode.value_or(0);
   TORCH_CHECK(mode >= 0 && mode <= 2, "possible modes: 0, 1, 2, but was: ", mode);
   const Pairs pr = pairs_of(x1, x2);
-  Shape out_shape = pr.batch;
-  out_shape.insert(out_shape.end(), {pr.r1, pr.r2});
+  const Shape out_shape = pr.with({pr.r1, pr.r2});
   Tensor out = result_like(at::empty(at::IntArrayRef(out_shape), x1.options().device(at::kMeta)));
   if (out.numel() == 0) return out;
   const DType t = to_loom(x1.scalar_type());
@@ -124,8 +125,7 @@ Tensor cdist_backward_fn(const Tensor& grad, const Tensor& x1, const Tensor& x2,
   check_operands("_cdist_backward", {grad, x1, x2, cdist});
   check_cdist(x1, x2, "cdist_backward");
   const Pairs pr = pairs_of(x1, x2);
-  Shape g_shape = pr.batch;
-  g_shape.insert(g_shape.end(), {pr.r1, pr.m});
+  const Shape g_shape = pr.with({pr.r1, pr.m});
   Tensor out = result_like(at::empty(at::IntArrayRef(g_shape), x1.options().device(at::kMeta)));
   if (out.numel() == 0) return out;
   const DType t = to_loom(x1.scalar_type());
@@ -143,8 +143,7 @@ Tensor cdist_backward_fn(const Tensor& grad, const Tensor& x1, const Tensor& x2,
     by_pair.dim_of.push_back(d < k + 2 ? d : -1);
     by_pair.mult.push_back(d < k + 2 ? 1 : 0);
   }
-  Shape pair_shape = pr.batch;
-  pair_shape.insert(pair_shape.end(), {pr.r1, pr.r2});
+  const Shape pair_shape = pr.with({pr.r1, pr.r2});
   NodeRef gv = reindex(expand(cast(read_tensor(grad), t), pair_shape), s4, by_pair);
   NodeRef dist = reindex(expand(cast(read_tensor(cdist), t), pair_shape), s4, by_pair);
   NodeRef sign = unary(Op::Sign, diff), ad = abs(diff);
