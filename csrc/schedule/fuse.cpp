@@ -47,9 +47,10 @@ bool has_reduction(const Node* n, ReductionMemo& memo, bool per_element = false)
   return r;
 }
 
+// Scratch storage is an Empty of a negative id (a buffer's own are counted up from 0).
 int64_t scratch_id() {
   static std::atomic<int64_t> next{0};
-  return next++;
+  return -1 - next++;
 }
 
 // Reads each element once but for dims of stride 0.
@@ -138,6 +139,24 @@ struct Fuser {
     bool walked = false;
   };
   std::unordered_map<const Node*, RefCount> internal_refs;
+  // Nodes of the expressions fused here that pending values elsewhere also read: more
+  // references than those counted inside when their expression was first walked (before
+  // fusion added references of its own). Held by those expressions while fusion runs.
+  std::unordered_set<const Node*> read_outside;
+  // The node of the graph as it was that each rewritten node stands for.
+  std::unordered_map<const Node*, NodeRef> original;
+
+  // The fusion that realizes the storage this one computes (scratch storage for a
+  // broadcast reduction, a producer it does not inline), if any.
+  const Fuser* outer = nullptr;
+
+  // A node that an enclosing fusion made or kept: its references there are not readers,
+  // and that fusion has looked for shared parts below it already.
+  bool rewritten_outside(const Node* n) const {
+    for (const Fuser* f = outer; f; f = f->outer)
+      if (f->original.count(n)) return true;
+    return false;
+  }
 
   RefCount& refs_of(const Node* n) {
     RefCount& r = internal_refs[n];
@@ -147,17 +166,24 @@ struct Fuser {
 
   void count_refs(const NodeRef& root, long holders) {
     refs_of(root.get()).refs += holders;
-    std::vector<const Node*> stack{root.get()};
+    std::vector<const Node*> stack{root.get()}, walked;
     while (!stack.empty()) {
       const Node* n = stack.back();
       stack.pop_back();
       RefCount& r = refs_of(n);
       if (r.walked || n->op == Op::Load) continue;
       r.walked = true;
+      if (!memo.count(n)) walked.push_back(n);
       for (size_t i = n->op == Op::Gather ? 1 : 0; i < n->src.size(); ++i) {
         refs_of(n->src[i].get()).refs++;
         stack.push_back(n->src[i].get());
       }
+    }
+    for (const Node* n : walked) {
+      RefCount& r = refs_of(n);
+      if (rewritten_outside(n)) continue;
+      if (NodeRef alive = std::const_pointer_cast<Node>(r.node.lock()))
+        if (alive.use_count() - 1 > r.refs) read_outside.insert(n);
     }
   }
 
@@ -209,15 +235,60 @@ struct Fuser {
       inlined = true;
       return src;
     }
-    int64_t nbytes = numel(src->shape) * itemsize(src->dtype);
-    NodeRef empty = make_node(Op::Empty, DType::UInt8, {nbytes}, {}, int64_t(-1 - scratch_id()));
-    View v = View::contiguous(src->shape);
-    NodeRef flat = make_node(Op::Store, src->dtype, {nbytes}, {empty, src}, v);
-    realize_value(flat);
-    src->stored = make_node(Op::Load, src->dtype, src->shape, {flat}, v);
+    std::unordered_map<const Node*, NodeRef> done;
+    NodeRef value = with_shared_parts_stored(src, 0, done);
+    src->stored = store_scratch(value);
+    value->stored = src->stored;
     // The value as the graph holds it (before this fusion rewrote its sources) is the same.
     reindex_node->src[0]->stored = src->stored;
     return src->stored;
+  }
+
+  // Computes `value` into scratch storage of its own; returns the load of it.
+  static NodeRef store_scratch(const NodeRef& value) {
+    int64_t nbytes = numel(value->shape) * itemsize(value->dtype);
+    NodeRef empty = make_node(Op::Empty, DType::UInt8, {nbytes}, {}, scratch_id());
+    View v = View::contiguous(value->shape);
+    NodeRef flat = make_node(Op::Store, value->dtype, {nbytes}, {empty, value}, v);
+    realize_value(flat);
+    return make_node(Op::Load, value->dtype, value->shape, {flat}, v);
+  }
+
+  // NOTE [Shared statistics]: below a value stored for a broadcast, a part computed by
+  // reductions that pending values elsewhere also read is stored first, on its own, and
+  // the value computed from it. Batch norm's variance feeds the inverse deviation that the
+  // output reads and the running variance; the sums in its backward's input gradient are
+  // the weight and bias gradients. Stored only as the inverse deviation (or the means),
+  // they were computed again, each by a pass over the activations, when the optimizer
+  // read the gradients. The part's node as the graph holds it keeps the storage
+  // (Node::stored), so those later kernels read it.
+  NodeRef with_shared_parts_stored(const NodeRef& n, int64_t top_numel,
+                                   std::unordered_map<const Node*, NodeRef>& done) {
+    if (n->stored) return n->stored;
+    if (n->op == Op::Load || n->src.empty() || !has_reduction(n.get(), reduction_memo)) return n;
+    auto it = done.find(n.get());
+    if (it != done.end()) return it->second;
+    NodeRef out;
+    auto orig = original.find(n.get());
+    // Only statistics: parts no larger than the value (not the centered activations that
+    // the output and the variance both read).
+    if (top_numel > 0 && numel(n->shape) <= top_numel && orig != original.end() &&
+        read_outside.count(orig->second.get())) {
+      out = store_scratch(n);
+      n->stored = out;
+      orig->second->stored = out;
+    } else {
+      std::vector<NodeRef> src = n->src;
+      bool changed = false;
+      for (size_t i = n->op == Op::Gather ? 1 : 0; i < src.size(); ++i) {
+        NodeRef s = with_shared_parts_stored(src[i], top_numel ? top_numel : numel(n->shape), done);
+        changed |= s != src[i];
+        src[i] = std::move(s);
+      }
+      out = changed ? make_node(n->op, n->dtype, n->shape, std::move(src), n->arg) : n;
+    }
+    done[n.get()] = out;
+    return out;
   }
 
   NodeRef visit(const NodeRef& n) {
@@ -241,8 +312,9 @@ struct Fuser {
       // Data-dependent addresses read realized storage; the index expression fuses.
       realize_value(n->src[0]);
       NodeRef index = visit(n->src[1]);
-      out = index == n->src[1] ? n : make_node(Op::Gather, n->dtype, n->shape,
-                                               {n->src[0], index}, n->arg);
+      out = index == n->src[1]
+                ? n
+                : make_node(Op::Gather, n->dtype, n->shape, {n->src[0], index}, n->arg);
     } else if (n->src.empty()) {
       out = n;
     } else {
@@ -265,23 +337,52 @@ struct Fuser {
       if (out->stored) out = out->stored;
     }
     memo[n.get()] = {n, out};
+    original.emplace(out.get(), n);
     return out;
   }
 };
 
 }  // namespace
 
+// Whether `n` is computed by reductions of its own size (statistics, not a value that reads
+// statistics through a broadcast).
+bool is_statistic(const Node* n, int64_t size, std::unordered_set<const Node*>& seen) {
+  if (n->op == Op::Reduce) return numel(n->shape) == size;
+  if (n->op == Op::Load || n->stored || !seen.insert(n).second) return false;
+  for (size_t i = n->op == Op::Gather ? 1 : 0; i < n->src.size(); ++i)
+    if (is_statistic(n->src[i].get(), size, seen)) return true;
+  return false;
+}
+
+bool is_scratch(const Node* flat) {
+  const Node* base = flat->op == Op::Store ? flat->src[0].get() : nullptr;
+  return base && base->op == Op::Empty && base->int_arg() < 0;
+}
+
 bool computes_reduction(const NodeRef& value) {
   ReductionMemo memo;
   return has_reduction(value.get(), memo);
 }
 
-NodeRef fuse(const NodeRef& value, const Node* keep, bool inline_broadcasts, bool* inlined) {
+NodeRef fuse(const NodeRef& value, const Node* keep, bool inline_broadcasts, bool* inlined,
+             bool store_shared_parts) {
+  thread_local const Fuser* innermost = nullptr;
   Fuser f;
+  f.outer = innermost;
+  innermost = &f;
+  struct Restore {
+    const Fuser* prev;
+    ~Restore() { innermost = prev; }
+  } restore{f.outer};
   f.keep = keep;
   f.inline_broadcasts = inline_broadcasts;
   f.count_refs(value, 1);  // the node being realized holds the value
   NodeRef r = f.visit(value);
+  std::unordered_set<const Node*> seen;
+  if (store_shared_parts && is_statistic(r.get(), numel(r->shape), seen)) {
+    std::unordered_map<const Node*, NodeRef> done;
+    r = f.with_shared_parts_stored(r, 0, done);
+  }
   if (inlined) *inlined = f.inlined;
   return r;
 }

@@ -132,11 +132,14 @@ void realize_store(const NodeRef& v) {
     whole = value;
   // Fuse first: inlining or realizing producers may take other buffers' values.
   bool inlined = false;
-  NodeRef expr = fuse(v->src[1], nullptr, true, &inlined);
+  // Not into scratch storage that fusion made: the fusion that made it stored the shared
+  // parts first.
+  const bool shared = !whole.expired() && !is_scratch(v.get());
+  NodeRef expr = fuse(v->src[1], nullptr, true, &inlined, shared);
   if (inlined) {
     if (!reductions_placed(v->view(), v->dtype, expr)) {
       expr.reset();  // its references would count as readers outside (NOTE [Live state])
-      expr = fuse(v->src[1]);
+      expr = fuse(v->src[1], nullptr, false, nullptr, shared);
     }
   }
   v->src[1] = expr;
@@ -220,7 +223,8 @@ void realize_extern(const NodeRef& n) {
         continue;
       }
       View dense = View::contiguous(v->shape);
-      auto mem = allocate_memory(size_t(std::max<int64_t>(numel(v->shape), 1) * itemsize(v->dtype)));
+      auto mem =
+          allocate_memory(size_t(std::max<int64_t>(numel(v->shape), 1) * itemsize(v->dtype)));
       run_store_kernel(dense, v->dtype, v, mem);
       in.push_back({mem, dense, v->dtype});
     }
@@ -231,7 +235,8 @@ void realize_extern(const NodeRef& n) {
     call.fn(in, out);
     metrics().extern_calls++;
     if (dbg >= 2) {
-      double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+      double us =
+          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
       std::fprintf(stderr, "loom: extern %s %.1f us\n", call.name.c_str(), us);
     }
     call.results = std::move(out);
@@ -315,7 +320,9 @@ bool loads_are_batchable(const Node* value, const Node* prev, const View& view, 
       case OpKind::Leaf:
         if (n->op != Op::Const && n->op != Op::Iota) return false;
         continue;
-      case OpKind::Unary: case OpKind::Binary: case OpKind::Ternary:
+      case OpKind::Unary:
+      case OpKind::Binary:
+      case OpKind::Ternary:
         if (n->op == Op::Check) return false;
         break;
       default:
@@ -380,9 +387,9 @@ size_t realize_batch(const std::vector<Node*>& chain, size_t i) {
   while (top > 0) {
     Node* next = chain[top - 1];
     Node* prev = chain[top];
-    if (!is_partial_store(next) || next->dtype != first->dtype ||
-        next->view().sizes != v0.sizes || next->view().strides != v0.strides ||
-        !batchable_value(next, prev) || !can_reuse_base(next, prev, {next->src[1].get()}))
+    if (!is_partial_store(next) || next->dtype != first->dtype || next->view().sizes != v0.sizes ||
+        next->view().strides != v0.strides || !batchable_value(next, prev) ||
+        !can_reuse_base(next, prev, {next->src[1].get()}))
       break;
     LKernel kn = lower_batched_store(next->view(), next->dtype, next->src[1], placeholder, {prev});
     if (lkernel_signature(kn) != sig) break;
@@ -395,8 +402,8 @@ size_t realize_batch(const std::vector<Node*>& chain, size_t i) {
   if (fill) {
     if (!can_reuse_base(first, fill, {first->src[1].get()})) return 0;
     mem = allocate_memory(size_t(fill->shape[0]));
-    k.prologue = std::make_shared<LKernel>(
-        lower_store(fill->view(), fill->dtype, fill->src[1], mem));
+    k.prologue =
+        std::make_shared<LKernel>(lower_store(fill->view(), fill->dtype, fill->src[1], mem));
   } else {
     if (!base->realized) realize_one(base);
     mem = can_reuse_base(first, base.get(), {first->src[1].get()}) ? base->realized

@@ -32,7 +32,9 @@ NodeRef load_all(const Buffer& b, const Shape& shape) {
   return read(b, DType::Float32, View::contiguous(shape));
 }
 
-void store_all(Buffer& b, const NodeRef& v) { write(b, DType::Float32, View::contiguous(v->shape), v); }
+void store_all(Buffer& b, const NodeRef& v) {
+  write(b, DType::Float32, View::contiguous(v->shape), v);
+}
 
 }  // namespace
 
@@ -135,8 +137,8 @@ TEST(Engine, InPlaceReusesMemoryWhenUnread) {
 
 TEST(Engine, TransposedReadAndArgmaxAndScan) {
   auto a_owner = make_f32({1, 5, 2, 7, 0, 3});
-  Buffer& a = *a_owner;  // 2x3
-  View t{{3, 2}, {1, 3}, 0};                // transpose
+  Buffer& a = *a_owner;       // 2x3
+  View t{{3, 2}, {1, 3}, 0};  // transpose
   Buffer c(24);
   store_all(c, unary(Op::Neg, read(a, DType::Float32, t)));
   EXPECT_EQ(read_f32(c), (std::vector<float>{-1, -7, -5, 0, -2, -3}));
@@ -203,6 +205,61 @@ TEST(Engine, ColumnReduceReadByEveryRowGetsItsOwnKernel) {
   EXPECT_EQ(out, want);
 }
 
+// NOTE [Shared statistics]: column statistics that the kernel reading them through a
+// broadcast needs, and that pending values elsewhere read too (batch norm's variance, read
+// by the inverse deviation and the running variance; the column sums of its backward,
+// which are also the weight and bias gradients), are stored on their own, so the later
+// readers do not compute the reductions again.
+TEST(Engine, StatisticsReadElsewhereAreStoredOnce) {
+  std::vector<float> host{1, 5, 3, 4, 0, 7, 2, 2};
+  auto x_owner = make_f32(host);
+  Shape s{2, 4}, c{1, 4};
+  auto k = [&](double a, const Shape& sh) {
+    return constant(Scalar::of_float(a), DType::Float32, sh);
+  };
+  Buffer y(32), running(16);
+  std::weak_ptr<Node> var_node;
+  {  // Nodes held here would count as readers.
+    NodeRef v = load_all(*x_owner, s);
+    NodeRef mean = binary(Op::Div, reduce(ReduceKind::Sum, v, {0}, DType::Float32), k(2, c));
+    NodeRef centered = binary(Op::Sub, v, expand(mean, s));
+    NodeRef var = binary(
+        Op::Div, reduce(ReduceKind::Sum, binary(Op::Mul, centered, centered), {0}, DType::Float32),
+        k(2, c));
+    store_all(
+        y, binary(Op::Mul, centered, expand(unary(Op::Rsqrt, binary(Op::Add, var, k(1, c))), s)));
+    write(running, DType::Float32, View::contiguous(c), binary(Op::Mul, var, k(3, c)));
+    var_node = var;
+  }
+  metrics().reset();
+  std::vector<float> out = read_f32(y);
+  EXPECT_EQ(metrics().kernels_run.load(), 4);  // mean; variance; 1/sqrt; the output
+  ASSERT_FALSE(var_node.expired());
+  EXPECT_TRUE(var_node.lock()->stored);
+  EXPECT_NEAR(out[1], -1.f / std::sqrt(2.f), 1e-6);
+  metrics().reset();
+  std::vector<float> rv = read_f32(running);
+  EXPECT_EQ(metrics().kernels_run.load(), 1);
+  EXPECT_EQ(rv, (std::vector<float>{0.75f, 3, 0.75f, 3}));
+
+  // A column sum read through a broadcast and, pending, by a value of its own.
+  Buffer g(32), total(16);
+  std::weak_ptr<Node> sum_node;
+  {
+    NodeRef v = load_all(*x_owner, s);
+    NodeRef sum = reduce(ReduceKind::Sum, v, {0}, DType::Float32);
+    store_all(g, binary(Op::Sub, v, expand(binary(Op::Div, sum, k(2, c)), s)));
+    write(total, DType::Float32, View::contiguous(c), sum);
+    sum_node = sum;
+  }
+  read_f32(g);
+  ASSERT_FALSE(sum_node.expired());
+  EXPECT_TRUE(sum_node.lock()->stored);
+  metrics().reset();
+  EXPECT_EQ(read_f32(total), (std::vector<float>{1, 12, 5, 6}));
+  EXPECT_EQ(metrics().kernels_run.load(), 1);
+}
+
 // Complex values share storage with their parts: a Complex64 store is read back as pairs
 // of Float32, and products, quotients and |z| use the CPU's plain formulas.
 TEST(Engine, ComplexStoresReadAsPartsAndPlainFormulas) {
@@ -255,9 +312,10 @@ TEST(Engine, ComplexConjAndSum) {
 TEST(Codegen, ScalarArgumentsAreReadBeforeTheLoops) {
   auto x_owner = make_f32(std::vector<float>(64, 1.0f));
   Shape s{8, 8};
-  NodeRef v = binary(Op::Add, binary(Op::Mul, load_all(*x_owner, s),
-                                     constant(Scalar::of_float(1.5), DType::Float32, s)),
-                     constant(Scalar::of_float(0.25), DType::Float32, s));
+  NodeRef v = binary(
+      Op::Add,
+      binary(Op::Mul, load_all(*x_owner, s), constant(Scalar::of_float(1.5), DType::Float32, s)),
+      constant(Scalar::of_float(0.25), DType::Float32, s));
   LKernel k = lower_store(View::contiguous(s), DType::Float32, v, nullptr);
   for (LNode& n : k.nodes)  // as the launcher makes them arguments
     if (n.op == Op::Const) {
