@@ -28,3 +28,11 @@ def test_example_matches_cpu(example, args):
     loom_loss = final_loss(example, "loom", *args)
     cpu_loss = final_loss(example, "cpu", *args)
     assert abs(loom_loss - cpu_loss) <= 1e-3 * max(1.0, abs(cpu_loss))
+
+
+def test_plot_writes_the_loss_curve(tmp_path):
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "loss.png"
+    final_loss("train_mnist.py", "loom", "--steps", "3", "--batch", "8", "--plot", str(out))
+    data = out.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 1000
