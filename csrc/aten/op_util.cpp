@@ -4,6 +4,8 @@
 
 #include <unordered_set>
 
+#include "core/known.h"
+
 namespace loom::aten {
 
 at::Tensor to_meta(const at::Tensor& t) {
@@ -88,9 +90,10 @@ void check_partial_overlap(const at::Tensor& dst, const NodeRef& value) {
       int64_t lo, hi;
       if (!span(n->view(), itemsize(n->dtype), lo, hi) || hi <= out_lo || out_hi <= lo) continue;
       bool full = lo == out_lo && hi == out_hi && n->view().strides == out.strides;
-      TORCH_CHECK(full, "unsupported operation: some elements of the input tensor and the "
-                        "written-to tensor refer to a single memory location. Please clone() the "
-                        "tensor before performing the operation.");
+      TORCH_CHECK(full,
+                  "unsupported operation: some elements of the input tensor and the "
+                  "written-to tensor refer to a single memory location. Please clone() the "
+                  "tensor before performing the operation.");
       continue;
     }
     for (const auto& s : n->src) stack.push_back(s.get());
@@ -166,19 +169,28 @@ void check_now(const at::Tensor& index, int64_t size, bool wrap, bool index_erro
   if (index.numel() == 0 || index.numel() > kMaxEagerCheck) return;
   if (index.scalar_type() != at::kLong && index.scalar_type() != at::kInt) return;
   at::Tensor host;
+  std::vector<int64_t> known;
   if (!is_loom(index)) {
     host = index;
   } else {
     EngineLock g(engine_mutex());
-    if (!buffer_of(index).value()->realized) return;
-    const char* base = storage_bytes(index) + index.storage_offset() * index.element_size();
-    host = at::from_blob(const_cast<char*>(base), index.sizes(), index.strides(),
-                         index.options().device(at::kCPU))
-               .to(at::kLong, /*non_blocking=*/false, /*copy=*/true);
+    if (buffer_of(index).value()->realized) {
+      const char* base = storage_bytes(index) + index.storage_offset() * index.element_size();
+      host = at::from_blob(const_cast<char*>(base), index.sizes(), index.strides(),
+                           index.options().device(at::kCPU))
+                 .to(at::kLong, /*non_blocking=*/false, /*copy=*/true);
+    } else if (auto values = known_values(read_tensor(index), kMaxEagerCheck)) {
+      known = std::move(*values);  // NOTE [Known values]
+    } else {
+      return;
+    }
   }
-  host = host.to(at::kLong).contiguous();
-  const int64_t* v = host.data_ptr<int64_t>();
-  for (int64_t i = 0; i < host.numel(); ++i) {
+  if (host.defined()) {
+    host = host.to(at::kLong).contiguous();
+    known.assign(host.data_ptr<int64_t>(), host.data_ptr<int64_t>() + host.numel());
+  }
+  const int64_t* v = known.data();
+  for (size_t i = 0; i < known.size(); ++i) {
     int64_t x = v[i];
     if ((x >= 0 ? x < size : (wrap && x >= -size)) || x == skip) continue;
     std::string text = message;

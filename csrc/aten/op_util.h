@@ -75,7 +75,8 @@ NodeRef checked(const NodeRef& index, int64_t size, bool wrap, bool index_error,
                 const std::string& message);
 std::string bounds_message(int64_t dim, int64_t size, const char* prefix = "");
 // When the index values are already known on the host (a CPU index, or a small Loom index
-// whose storage is realized), checks them now, so that the op itself raises as on CPU;
+// whose storage is realized or whose values follow from constants: NOTE [Known values] in
+// core/known.h), checks them now, so that the op itself raises as on CPU;
 // otherwise the kernel's check reports the fault at realization. Entries equal to `skip`
 // (nll_loss's ignore_index) are not indices.
 void check_now(const at::Tensor& index, int64_t size, bool wrap, bool index_error,

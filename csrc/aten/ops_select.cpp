@@ -1,7 +1,7 @@
 // Selection and search: median and nanmedian (values and indices picked from a stable
 // sort, which gives the CPU's indices: its comparators break ties by index),
 // cummax/cummin (two scans), searchsorted/bucketize and isin (counts and matches over
-// every boundary, one fused reduction), aminmax, histc.
+// every boundary, one fused reduction), aminmax, histc, bincount.
 #include <ATen/ATen.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/TensorUtils.h>
@@ -56,8 +56,7 @@ Tensor median_position(const Tensor& in, int64_t dim, bool ignore_nan) {
 }
 
 std::tuple<Tensor&, Tensor&> median_dim_values(const Tensor& self, int64_t dim, bool keepdim,
-                                               Tensor& values, Tensor& indices,
-                                               bool ignore_nan) {
+                                               Tensor& values, Tensor& indices, bool ignore_nan) {
   const char* name = ignore_nan ? "nanmedian" : "median";
   check_operands(name, {self, values, indices});
   dim = c10::maybe_wrap_dim(dim, self.dim());
@@ -131,8 +130,8 @@ void cummin_helper(const Tensor& self, Tensor& values, Tensor& indices, int64_t 
 // over sorted boundaries that is the binary search's answer ---
 
 Tensor& searchsorted_into(const Tensor& seq, const Tensor& self, bool out_int32, bool right,
-                          c10::optional<c10::string_view> side, const c10::optional<Tensor>& sorter_opt,
-                          Tensor& out) {
+                          c10::optional<c10::string_view> side,
+                          const c10::optional<Tensor>& sorter_opt, Tensor& out) {
   check_operands("searchsorted", {seq, self, out});
   const Tensor sorter = sorter_opt.has_value() ? *sorter_opt : Tensor();
   at::native::searchsorted_pre_check(seq, self, out, out_int32, right, side, sorter);
@@ -152,7 +151,8 @@ Tensor searchsorted_fn(const Tensor& seq, const Tensor& self, bool out_int32, bo
   return searchsorted_into(seq, self, out_int32, right, side, sorter, out);
 }
 Tensor searchsorted_scalar(const Tensor& seq, const c10::Scalar& self, bool out_int32, bool right,
-                           c10::optional<c10::string_view> side, const c10::optional<Tensor>& sorter) {
+                           c10::optional<c10::string_view> side,
+                           const c10::optional<Tensor>& sorter) {
   return searchsorted_fn(seq, at::native::searchsorted_scalar_tensor(self, seq.device()), out_int32,
                          right, side, sorter);
 }
@@ -169,8 +169,8 @@ Tensor bucketize_fn(const Tensor& self, const Tensor& boundaries, bool out_int32
 }
 Tensor bucketize_scalar(const c10::Scalar& self, const Tensor& boundaries, bool out_int32,
                         bool right) {
-  return bucketize_fn(at::native::searchsorted_scalar_tensor(self, boundaries.device()),
-                      boundaries, out_int32, right);
+  return bucketize_fn(at::native::searchsorted_scalar_tensor(self, boundaries.device()), boundaries,
+                      out_int32, right);
 }
 
 // --- isin: any test element equal to the element (NaN equals nothing) ---
@@ -201,8 +201,8 @@ Tensor& isin_ts_out(const Tensor& elements, const c10::Scalar& test, bool assume
 Tensor isin_ts(const Tensor& elements, const c10::Scalar& test, bool assume_unique, bool invert) {
   return isin_tt(elements, at::scalar_tensor(test, elements.options()), assume_unique, invert);
 }
-Tensor& isin_st_out(const c10::Scalar& element, const Tensor& test, bool assume_unique,
-                    bool invert, Tensor& out) {
+Tensor& isin_st_out(const c10::Scalar& element, const Tensor& test, bool assume_unique, bool invert,
+                    Tensor& out) {
   return isin_tt_out(at::scalar_tensor(element, test.options()), test, assume_unique, invert, out);
 }
 Tensor isin_st(const c10::Scalar& element, const Tensor& test, bool assume_unique, bool invert) {
@@ -265,11 +265,13 @@ Tensor& histc_into(const Tensor& self, int64_t bins, const c10::Scalar& min, con
   hist.zero_();
   if (self.numel() == 0) return hist;
   Tensor x = self.reshape({-1});
-  Tensor left = at::scalar_tensor(lo, self.options()), right = at::scalar_tensor(hi, self.options());
+  Tensor left = at::scalar_tensor(lo, self.options()),
+         right = at::scalar_tensor(hi, self.options());
   // The CPU's range test lets NaN through, and its position, (int64) NaN scaled by the bin
   // stride, wraps to bin 0 there; NaN is counted in bin 0 here too.
   Tensor inside = at::logical_or(at::logical_and(x >= left, x <= right), at::isnan(x));
-  Tensor pos = ((x - left) / (right - left) * bins).nan_to_num(0).clamp(0, double(bins)).to(at::kLong);
+  Tensor pos =
+      ((x - left) / (right - left) * bins).nan_to_num(0).clamp(0, double(bins)).to(at::kLong);
   pos = at::where(pos == bins, at::full_like(pos, bins - 1), pos);
   hist.scatter_add_(0, pos, inside.to(self.scalar_type()));
   return hist;
@@ -279,9 +281,41 @@ Tensor histc_fn(const Tensor& self, int64_t bins, const c10::Scalar& min, const 
   return histc_into(self, bins, min, max, hist);
 }
 
+// --- bincount: the number of bins is the data's maximum plus one (read here, as on the
+// CPU, which realizes the input); the counts or weight sums are a scatter-add, which adds
+// in input order, as the CPU's loop does ---
+
+Tensor bincount_fn(const Tensor& self, const c10::optional<Tensor>& weights, int64_t minlength) {
+  const bool weighted = weights.has_value() && weights->defined();
+  if (weighted)
+    check_operands("bincount", {self, *weights});
+  else
+    check_operands("bincount", {self});
+  const c10::ScalarType st = self.scalar_type();
+  TORCH_CHECK(at::isIntegralType(st, /*includeBool=*/false),
+              "\"bincount_cpu\" not implemented for '", c10::toString(st), "'");
+  TORCH_CHECK(minlength >= 0, "minlength should be >= 0");
+  if (self.dim() == 1 && self.numel() == 0)
+    return at::zeros({minlength}, self.options().dtype(at::kLong));
+  TORCH_CHECK(self.dim() == 1 && self.numel() > 0 && at::min(self).item<int64_t>() >= 0,
+              "bincount only supports 1-d non-negative integral inputs.");
+  TORCH_CHECK(!weighted || (weights->dim() == 1 && weights->size(0) == self.size(0)),
+              "weights should be 1-d and have the same length as input");
+  const int64_t bins = std::max(at::max(self).item<int64_t>() + 1, minlength);
+  // Float weights sum in float; any other weights in double.
+  const c10::ScalarType out_type = !weighted                              ? at::kLong
+                                   : weights->scalar_type() == at::kFloat ? at::kFloat
+                                                                          : at::kDouble;
+  Tensor out = at::zeros({bins}, self.options().dtype(out_type));
+  Tensor add =
+      weighted ? weights->to(out_type) : at::ones({self.size(0)}, self.options().dtype(at::kLong));
+  return out.scatter_add_(0, self.to(at::kLong), add);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("bincount", bincount_fn);
   m.impl("median", median_fn);
   m.impl("median.dim_values", median_out);
   m.impl("nanmedian", nanmedian_fn);

@@ -2,8 +2,10 @@
 sizes, strides, exception types, zero fallbacks, and faults found inside kernels."""
 import pytest
 import torch
+import torch.nn.functional as F
 
 import loom
+from cpu_errors import raises_like_cpu
 
 DTYPES = [torch.float32, torch.float64, torch.int64, torch.int32, torch.float16, torch.bfloat16]
 
@@ -23,6 +25,12 @@ class Env:
     def t(self, v, dtype=torch.float32):
         return torch.tensor(v, dtype=dtype, device=self.device)
 
+
+
+def computed_index(values):
+    """An int64 Loom index whose values come out of float arithmetic (plus one), which the
+    host does not follow: they are known only when a kernel runs."""
+    return (torch.tensor(values, dtype=torch.float32, device=loom.device) + 1).long()
 
 def base(dtype):
     return (torch.arange(24, dtype=torch.float64) - 7).view(4, 6).to(dtype)
@@ -244,7 +252,7 @@ def test_fault_leaves_storage_and_device_usable(fresh_metrics):
     x = torch.arange(6.0, device=loom.device)
     loom.sync()
     alias = x[2:]
-    pending = torch.tensor([0, 8], device=loom.device) + 1  # known only when a kernel runs
+    pending = computed_index([0, 8])  # known only when a kernel runs
     x.index_put_((pending,), torch.tensor(5.0, device=loom.device))
     with pytest.raises(IndexError, match="index 9 is out of bounds for dimension 0 with size 6"):
         x.cpu()
@@ -256,7 +264,7 @@ def test_fault_leaves_storage_and_device_usable(fresh_metrics):
 
 def test_gather_fault_raises_at_sync():
     x = torch.arange(6.0, device=loom.device)
-    y = x.gather(0, torch.tensor([6], device=loom.device) + 1)
+    y = x.gather(0, computed_index([6]))
     with pytest.raises(RuntimeError, match="index 7 is out of bounds for dimension 0 with size 6"):
         loom.sync()
     del y
@@ -267,11 +275,48 @@ def test_gather_fault_raises_at_sync():
 def test_scatter_fault_inside_later_writes():
     x = torch.zeros(5, device=loom.device)
     x[0] = 1
-    x.scatter_(0, torch.tensor([8], device=loom.device) + 1, 3.0)
+    x.scatter_(0, computed_index([8]), 3.0)
     x[1] = 2
     with pytest.raises(RuntimeError, match="index 9"):
         x.cpu()
     assert x.tolist() == [1.0, 2.0, 0.0, 0.0, 0.0]
+
+
+def test_index_known_from_constants_is_checked_at_the_op(fresh_metrics):
+    # NOTE [Known values]: an index built from constants (ones, arange, a scalar setitem,
+    # integer arithmetic) has values that follow from its graph: an out-of-range entry
+    # raises at the op, as on the CPU, with no kernel run and the index left pending.
+    x = torch.zeros(5, device=loom.device)
+    ind = torch.ones(20, dtype=torch.int64, device=loom.device)
+    ind[-1] = 10
+    stepped = torch.arange(10, device=loom.device, dtype=torch.int32) * 2 - 3
+    loom.reset_metrics()
+    with pytest.raises(IndexError, match="index 10 is out of bounds for dimension 0 with size 5"):
+        x[ind]
+    with pytest.raises(IndexError, match="index 10 is out of bounds for dimension 0 with size 5"):
+        x[ind] = 0
+    for fn in (lambda t, i: t.index_select(0, i), lambda t, i: t.take(i.long()),
+               lambda t, i: t.gather(0, i.long()), lambda t, i: F.embedding(i, t[:, None])):
+        with pytest.raises(Exception) as got:
+            fn(x, stepped)
+        with pytest.raises(type(got.value)) as want:
+            fn(torch.zeros(5), torch.arange(10, dtype=torch.int32) * 2 - 3)
+        assert str(got.value).splitlines()[0] == str(want.value).splitlines()[0]
+    m = loom.metrics()
+    assert m["kernels_run"] == 0 and m["realizations"] == 0
+    assert x.tolist() == [0.0] * 5
+    # In range, the same indices read as on the CPU.
+    ind[-1] = 4
+    assert x.index_put((ind,), torch.tensor(3.0, device=loom.device), accumulate=True).tolist() == \
+        torch.zeros(5).index_put((ind.cpu(),), torch.tensor(3.0), accumulate=True).tolist()
+
+
+def test_index_computed_from_data_is_checked_at_realization(fresh_metrics):
+    # A float computation is not followed on the host: the kernel finds the bad entry.
+    x = torch.zeros(5, device=loom.device)
+    y = x[computed_index([1, 7])]
+    with pytest.raises(IndexError, match="index 8 is out of bounds for dimension 0 with size 5"):
+        y.cpu()
 
 
 def test_copied_index_is_checked_at_the_op(fresh_metrics):
@@ -375,3 +420,35 @@ def test_scatter_composites(name):
 ])
 def test_repeat_interleave(fn):
     check_same(fn)
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.uint8, torch.int8])
+@pytest.mark.parametrize("weights", [None, torch.float32, torch.float64, torch.int64, torch.float16])
+def test_bincount(dtype, weights, fresh_metrics):
+    # The bin count comes from the data (realized, as on the CPU); float weights sum in
+    # float, others in double, in input order.
+    x = torch.tensor([0, 3, 3, 1, 7, 3], dtype=dtype)
+    w = None if weights is None else (torch.arange(6) * 0.37 + 0.1).to(weights)
+    for minlength in (0, 5, 12):
+        want = torch.bincount(x, w, minlength)
+        got = torch.bincount(x.to(loom.device), None if w is None else w.to(loom.device), minlength)
+        assert got.dtype == want.dtype and torch.equal(got.cpu(), want)
+    # A strided input, and an empty one (long zeros of minlength, weights or not).
+    xs = torch.arange(10)[::3].to(dtype)
+    assert torch.equal(torch.bincount(xs.to(loom.device)).cpu(), torch.bincount(xs))
+    e = torch.tensor([], dtype=dtype)
+    assert torch.equal(torch.bincount(e.to(loom.device), None if w is None else w[:0].to(loom.device), 4).cpu(),
+                       torch.bincount(e, None if w is None else w[:0], 4))
+    assert fresh_metrics()["fallbacks"] == {}
+
+
+@pytest.mark.parametrize("bad", [
+    lambda d: torch.bincount(torch.tensor([1.0, 2.0], device=d)),
+    lambda d: torch.bincount(torch.tensor([True], device=d)),
+    lambda d: torch.bincount(torch.tensor([-1, 2], device=d)),
+    lambda d: torch.bincount(torch.tensor([[1]], device=d)),
+    lambda d: torch.bincount(torch.tensor([1], device=d), minlength=-1),
+    lambda d: torch.bincount(torch.tensor([1, 2], device=d), torch.ones(3, device=d)),
+])
+def test_bincount_errors(bad):
+    raises_like_cpu(lambda: bad("cpu"), lambda: bad(loom.device))

@@ -275,11 +275,15 @@ def test_loss_errors_match_cpu(name):
 
 
 def test_multi_margin_loss_pending_target_out_of_range():
-    """A target still being computed is checked when the loss is realized."""
-    t = torch.zeros(2, dtype=torch.long, device=D) + torch.tensor([0, 3], device=D)
+    """A target still being computed is checked when the loss is realized; one whose values
+    follow from constants (NOTE [Known values]) at the op, as on the CPU."""
+    t = (torch.tensor([0.0, 3.0], device=D) * 1).long()  # float arithmetic: not followed
     loss = F.multi_margin_loss(torch.ones(2, 3, device=D), t)
     with pytest.raises(RuntimeError, match="target out of range"):
         loss.cpu()
+    known = torch.zeros(2, dtype=torch.long, device=D) + torch.tensor([0, 3], device=D)
+    with pytest.raises(RuntimeError, match="target out of range"):
+        F.multi_margin_loss(torch.ones(2, 3, device=D), known)
 
 
 @pytest.mark.parametrize("dim", [0, 1])

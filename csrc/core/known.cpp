@@ -1,0 +1,266 @@
+#include "core/known.h"
+
+#include <cstring>
+#include <unordered_map>
+
+#include "core/memory.h"
+
+namespace loom {
+
+namespace {
+
+using Values = std::vector<int64_t>;
+
+// `x` as dtype `t` holds it: wrapped to its width; a bool is 0 or 1.
+int64_t as_dtype(uint64_t x, DType t) {
+  switch (t) {
+    case DType::Bool:
+      return x != 0;
+    case DType::UInt8:
+      return uint8_t(x);
+    case DType::Int8:
+      return int8_t(x);
+    case DType::Int16:
+      return int16_t(x);
+    case DType::Int32:
+      return int32_t(x);
+    default:
+      return int64_t(x);
+  }
+}
+
+int64_t read_element(const char* p, DType t) {
+  switch (t) {
+    case DType::Bool:
+    case DType::UInt8:
+      return *reinterpret_cast<const uint8_t*>(p);
+    case DType::Int8:
+      return *reinterpret_cast<const int8_t*>(p);
+    case DType::Int16: {
+      int16_t v;
+      std::memcpy(&v, p, 2);
+      return v;
+    }
+    case DType::Int32: {
+      int32_t v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    default: {
+      int64_t v;
+      std::memcpy(&v, p, 8);
+      return v;
+    }
+  }
+}
+
+// Calls fn(coordinate, row-major position) for every coordinate of `shape`.
+template <class F>
+void for_each_coord(const Shape& shape, F fn) {
+  const int64_t n = numel(shape);
+  std::vector<int64_t> c(shape.size(), 0);
+  for (int64_t i = 0; i < n; ++i) {
+    fn(c, i);
+    for (size_t d = shape.size(); d-- > 0;) {
+      if (++c[d] < shape[d]) break;
+      c[d] = 0;
+    }
+  }
+}
+
+// The elements of a storage read as one dtype, and which of them are known.
+struct Storage {
+  Values v;
+  std::vector<bool> known;
+};
+
+struct Folder {
+  int64_t max_elements;
+  int budget;
+  std::unordered_map<const Node*, std::optional<Values>> values;
+  std::unordered_map<const Node*, std::optional<Storage>> storages;
+
+  std::optional<Values> eval(const NodeRef& n) {
+    auto it = values.find(n.get());
+    if (it != values.end()) return it->second;
+    std::optional<Values> r;
+    if (--budget >= 0 && is_integral(n->dtype) && numel(n->shape) <= max_elements) r = compute(*n);
+    values[n.get()] = r;
+    return r;
+  }
+
+  std::optional<Values> compute(const Node& n) {
+    const int64_t count = numel(n.shape);
+    const DType t = n.dtype;
+    Values out(size_t(count), 0);
+    switch (op_kind(n.op)) {
+      case OpKind::Leaf: {
+        if (n.op == Op::Const) {
+          const Scalar& s = std::get<Scalar>(n.arg);
+          if (!s.is_int && (s.im != 0 || double(int64_t(s.f)) != s.f)) return std::nullopt;
+          std::fill(out.begin(), out.end(), as_dtype(uint64_t(s.is_int ? s.i : int64_t(s.f)), t));
+          return out;
+        }
+        if (n.op != Op::Iota) return std::nullopt;
+        const int64_t axis = n.int_arg();
+        for_each_coord(n.shape, [&](const std::vector<int64_t>& c, int64_t i) {
+          out[size_t(i)] = as_dtype(uint64_t(c[size_t(axis)]), t);
+        });
+        return out;
+      }
+      case OpKind::Move: {
+        if (n.op == Op::Reindex) {
+          auto src = eval(n.src[0]);
+          if (!src) return std::nullopt;
+          const IndexMap& m = std::get<IndexMap>(n.arg);
+          const Shape in_strides = contiguous_strides(n.src[0]->shape);
+          for_each_coord(n.shape, [&](const std::vector<int64_t>& c, int64_t i) {
+            int64_t at = 0;
+            for (size_t k = 0; k < m.offs.size(); ++k) at += m.offs[k] * in_strides[k];
+            for (size_t j = 0; j < c.size(); ++j)
+              if (m.dim_of[j] >= 0) at += m.mult[j] * c[j] * in_strides[size_t(m.dim_of[j])];
+            out[size_t(i)] = (*src)[size_t(at)];
+          });
+          return out;
+        }
+        if (n.op != Op::Load) return std::nullopt;
+        const std::optional<Storage>& s = storage(n.src[0].get(), t);
+        if (!s) return std::nullopt;
+        const View& v = n.view();
+        bool ok = true;
+        for_each_coord(n.shape, [&](const std::vector<int64_t>& c, int64_t i) {
+          int64_t at = v.offset;
+          for (size_t d = 0; d < c.size(); ++d) at += c[d] * v.strides[d];
+          if (at < 0 || at >= int64_t(s->v.size()) || !s->known[size_t(at)])
+            ok = false;
+          else
+            out[size_t(i)] = s->v[size_t(at)];
+        });
+        if (!ok) return std::nullopt;
+        return out;
+      }
+      case OpKind::Unary:
+      case OpKind::Binary:
+      case OpKind::Ternary: {
+        std::vector<Values> in;
+        for (const NodeRef& s : n.src) {
+          auto v = eval(s);
+          if (!v || numel(s->shape) != count) return std::nullopt;
+          in.push_back(std::move(*v));
+        }
+        for (int64_t i = 0; i < count; ++i) {
+          auto r = elementwise(n, in, size_t(i));
+          if (!r) return std::nullopt;
+          out[size_t(i)] = *r;
+        }
+        return out;
+      }
+      default:
+        return std::nullopt;
+    }
+  }
+
+  // One element of an elementwise op on known integer inputs (arithmetic wraps, as the
+  // kernels' does).
+  static std::optional<int64_t> elementwise(const Node& n, const std::vector<Values>& in,
+                                            size_t i) {
+    const DType t = n.dtype;
+    const int64_t a = in[0][i], b = in.size() > 1 ? in[1][i] : 0;
+    const uint64_t ua = uint64_t(a), ub = uint64_t(b);
+    switch (n.op) {
+      case Op::Cast:
+        return as_dtype(ua, t);
+      case Op::Check:
+        return a;  // the bounds are what the caller checks
+      case Op::Neg:
+        return as_dtype(0 - ua, t);
+      case Op::Abs:
+        return as_dtype(a < 0 ? 0 - ua : ua, t);
+      case Op::LogicalNot:
+        return int64_t(a == 0);
+      case Op::Add:
+        return as_dtype(ua + ub, t);
+      case Op::Sub:
+        return as_dtype(ua - ub, t);
+      case Op::Mul:
+        return as_dtype(ua * ub, t);
+      case Op::Maximum:
+        return std::max(a, b);
+      case Op::Minimum:
+        return std::min(a, b);
+      case Op::Eq:
+        return int64_t(a == b);
+      case Op::Ne:
+        return int64_t(a != b);
+      case Op::Lt:
+        return int64_t(a < b);
+      case Op::Le:
+        return int64_t(a <= b);
+      case Op::Gt:
+        return int64_t(a > b);
+      case Op::Ge:
+        return int64_t(a >= b);
+      case Op::LogicalAnd:
+        return int64_t(a != 0 && b != 0);
+      case Op::LogicalOr:
+        return int64_t(a != 0 || b != 0);
+      case Op::BitAnd:
+        return as_dtype(ua & ub, t);
+      case Op::BitOr:
+        return as_dtype(ua | ub, t);
+      case Op::BitXor:
+        return as_dtype(ua ^ ub, t);
+      case Op::Where:
+        return in[0][i] ? in[1][i] : in[2][i];
+      default:
+        return std::nullopt;
+    }
+  }
+
+  // A storage's elements as dtype t: realized memory, or a chain of pending stores of
+  // known values onto realized or fresh memory (whose elements are unknown until stored).
+  const std::optional<Storage>& storage(const Node* flat, DType t) {
+    auto it = storages.find(flat);
+    if (it != storages.end()) return it->second;
+    std::optional<Storage>& r = storages[flat];
+    const int64_t count = flat->shape[0] / itemsize(t);
+    if (count > max_elements) return r;
+    std::vector<const Node*> chain;
+    const Node* base = flat;
+    for (; !base->realized && base->op == Op::Store; base = base->src[0].get()) {
+      if (base->dtype != t || --budget < 0) return r;
+      chain.push_back(base);
+    }
+    Storage s{Values(size_t(count), 0), std::vector<bool>(size_t(count), false)};
+    if (base->realized) {
+      const char* p = static_cast<const char*>(base->realized->data);
+      for (int64_t e = 0; e < count; ++e) s.v[size_t(e)] = read_element(p + e * itemsize(t), t);
+      s.known.assign(size_t(count), true);
+    } else if (base->op != Op::Empty) {
+      return r;  // a scatter, an extern call's result
+    }
+    for (size_t k = chain.size(); k-- > 0;) {
+      const View& v = chain[k]->view();
+      auto vals = eval(chain[k]->src[1]);
+      if (!vals) return r;
+      for_each_coord(v.sizes, [&](const std::vector<int64_t>& c, int64_t i) {
+        int64_t at = v.offset;
+        for (size_t d = 0; d < c.size(); ++d) at += c[d] * v.strides[d];
+        s.v[size_t(at)] = (*vals)[size_t(i)];
+        s.known[size_t(at)] = true;
+      });
+    }
+    r = std::move(s);
+    return r;
+  }
+};
+
+}  // namespace
+
+std::optional<std::vector<int64_t>> known_values(const NodeRef& v, int64_t max_elements,
+                                                 int max_nodes) {
+  Folder f{max_elements, max_nodes, {}, {}};
+  return f.eval(v);
+}
+
+}  // namespace loom
