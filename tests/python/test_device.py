@@ -5,6 +5,7 @@ realize.
 """
 import pytest
 import torch
+import torch.nn.functional as F
 
 import loom
 
@@ -279,15 +280,15 @@ def test_metrics_has_counters(fresh_metrics):
 
 
 def test_fallback_is_counted_and_can_be_an_error(fresh_metrics, monkeypatch):
-    # unique has no Loom kernel yet (its result size depends on the data).
-    values = torch.tensor([0, 1, 1, 3, 1])
-    x = values.to(DEV)
+    # pdist has no Loom kernel yet.
+    points = torch.tensor([[0.0, 1.0], [3.0, 5.0], [1.0, 1.0]])
+    x = points.to(DEV)
     monkeypatch.setenv("LOOM_FALLBACK", "allow")
-    assert torch.equal(torch.unique(x).cpu(), torch.unique(values))
-    assert fresh_metrics()["fallbacks"].get("aten::_unique2", 0) == 1
+    assert torch.equal(F.pdist(x).cpu(), F.pdist(points))
+    assert fresh_metrics()["fallbacks"].get("aten::_pdist_forward", 0) == 1
     monkeypatch.setenv("LOOM_FALLBACK", "error")
-    with pytest.raises(NotImplementedError, match="aten::_unique2"):
-        torch.unique(x)
+    with pytest.raises(NotImplementedError, match="aten::_pdist_forward"):
+        F.pdist(x)
 
 
 def test_sync_runs():

@@ -1,0 +1,240 @@
+// unique and unique_consecutive (whole tensor or along a dim): their result sizes depend on
+// the values, so the input is realized here (as for nonzero) and the distinct values,
+// inverse indices and counts are found on the host, in the CPU's order: without sorting,
+// distinct values come in the iteration order of a hash set filled in input order (the
+// CPU's); with sorting, in ascending order; along a dim, slices in lexicographic order.
+#include <ATen/Dispatch.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <numeric>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "aten/op_util.h"
+
+namespace loom::aten {
+
+namespace {
+
+using at::Tensor;
+
+// Hashes a value as the CPU's unique does: bfloat16 by its bits, others by std::hash.
+struct ValueHash {
+  size_t operator()(const c10::BFloat16& v) const { return std::hash<uint16_t>()(v.x); }
+  template <typename T>
+  size_t operator()(const T& v) const {
+    return std::hash<T>()(v);
+  }
+};
+
+// A contiguous host copy of a Loom tensor's values (realizing it).
+Tensor host_copy(const Tensor& self) {
+  EngineLock g(engine_mutex());
+  const char* base = storage_bytes(self) + self.storage_offset() * self.element_size();
+  return at::from_blob(const_cast<char*>(base), self.sizes(), self.strides(),
+                       self.options().device(at::kCPU))
+      .clone(at::MemoryFormat::Contiguous);
+}
+
+// A Loom tensor of `sizes` holding the host tensor's values.
+Tensor to_loom_tensor(const Tensor& host, c10::IntArrayRef sizes) {
+  Tensor out = empty_loom(sizes, host.scalar_type());
+  if (host.numel() > 0) {
+    Tensor h = host.contiguous();
+    EngineLock g(engine_mutex());
+    write_host(buffer_of(out), h.data_ptr(), size_t(h.numel() * h.element_size()));
+  }
+  return out;
+}
+
+Tensor long_host(c10::IntArrayRef sizes) { return at::empty(sizes, at::kLong); }
+
+void check_unique_dtype(const char* name, c10::ScalarType st) {
+  TORCH_CHECK(st == at::kBool || st == at::kBFloat16 ||
+                  (at::isIntegralType(st, false) || st == at::kFloat || st == at::kDouble),
+              "\"", name, "\" not implemented for '", c10::toString(st), "'");
+}
+
+// Distinct values of the whole tensor; the inverse (input-shaped) when either extra is
+// asked for, the counts when they are. Unasked results are empty, as on the CPU.
+template <typename T>
+std::tuple<Tensor, Tensor, Tensor> unique_values(const Tensor& in, bool sorted, bool inverse,
+                                                 bool counts) {
+  const T* data = in.data_ptr<T>();
+  const int64_t n = in.numel();
+  std::vector<T> distinct;
+  if constexpr (std::is_same_v<T, bool>) {
+    bool seen[2] = {false, false};
+    for (int64_t i = 0; i < n; ++i) seen[data[i] ? 1 : 0] = true;
+    for (int v = 0; v < 2; ++v)
+      if (seen[v]) distinct.push_back(v == 1);
+  } else {
+    std::unordered_set<T, ValueHash> set(data, data + n);
+    distinct.assign(set.begin(), set.end());
+    if (sorted) std::sort(distinct.begin(), distinct.end());
+  }
+  Tensor values = at::empty({int64_t(distinct.size())}, in.options());
+  std::copy(distinct.begin(), distinct.end(), values.data_ptr<T>());
+  Tensor inv = long_host({0}), cnt = long_host({0});
+  if (inverse || counts) {
+    std::unordered_map<T, int64_t, ValueHash> where;
+    for (size_t k = 0; k < distinct.size(); ++k) where[distinct[k]] = int64_t(k);
+    inv = long_host(in.sizes());
+    int64_t* ip = inv.data_ptr<int64_t>();
+    for (int64_t i = 0; i < n; ++i) ip[i] = where[data[i]];
+    if (counts) {
+      cnt = at::zeros({int64_t(distinct.size())}, at::kLong);
+      int64_t* cp = cnt.data_ptr<int64_t>();
+      // A value that equals none of the distinct ones (NaN) counts nowhere, as on the CPU.
+      std::unordered_map<T, int64_t, ValueHash> tally;
+      for (int64_t i = 0; i < n; ++i) tally[data[i]] += 1;
+      for (size_t k = 0; k < distinct.size(); ++k) cp[k] = tally[distinct[k]];
+    }
+  }
+  return {values, inv, cnt};
+}
+
+// Runs of equal neighbours of the whole tensor (flattened).
+template <typename T>
+std::tuple<Tensor, Tensor, Tensor> consecutive_values(const Tensor& in, bool inverse, bool counts) {
+  const T* data = in.data_ptr<T>();
+  const int64_t n = in.numel();
+  std::vector<T> runs;
+  std::vector<int64_t> lengths;
+  Tensor inv = inverse ? long_host(in.sizes()) : long_host({0});
+  for (int64_t i = 0; i < n; ++i) {
+    if (i == 0 || data[i] != runs.back()) {
+      runs.push_back(data[i]);
+      lengths.push_back(0);
+    }
+    lengths.back() += 1;
+    if (inverse) inv.data_ptr<int64_t>()[i] = int64_t(runs.size()) - 1;
+  }
+  Tensor values = at::empty({int64_t(runs.size())}, in.options());
+  std::copy(runs.begin(), runs.end(), values.data_ptr<T>());
+  Tensor cnt = long_host({0});
+  if (counts) {
+    cnt = long_host({int64_t(lengths.size())});
+    std::copy(lengths.begin(), lengths.end(), cnt.data_ptr<int64_t>());
+  }
+  return {values, inv, cnt};
+}
+
+// Distinct slices along dim 0 of a contiguous (rows, width) host tensor, sorted
+// lexicographically unless `consecutive`: (kept row per distinct slice, inverse, counts).
+template <typename T>
+std::tuple<std::vector<int64_t>, Tensor, Tensor> unique_rows(const Tensor& rows, bool consecutive) {
+  const int64_t r = rows.size(0), w = rows.size(1);
+  const T* p = rows.data_ptr<T>();
+  std::vector<int64_t> order(static_cast<size_t>(r), 0);
+  std::iota(order.begin(), order.end(), 0);
+  if (!consecutive)
+    std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+      for (int64_t i = 0; i < w; ++i) {
+        T x = p[a * w + i], y = p[b * w + i];
+        if (x < y) return true;
+        if (y < x) return false;
+      }
+      return false;
+    });
+  auto equal = [&](int64_t a, int64_t b) {
+    for (int64_t i = 0; i < w; ++i)
+      if (!(p[a * w + i] == p[b * w + i])) return false;
+    return true;
+  };
+  std::vector<int64_t> kept;
+  Tensor inv = long_host({r}), cnt = at::zeros({r}, at::kLong);
+  int64_t* ip = inv.data_ptr<int64_t>();
+  int64_t* cp = cnt.data_ptr<int64_t>();
+  for (int64_t k = 0; k < r; ++k) {
+    if (k == 0 || !equal(order[size_t(k)], kept.back())) kept.push_back(order[size_t(k)]);
+    ip[order[size_t(k)]] = int64_t(kept.size()) - 1;
+    cp[kept.size() - 1] += 1;
+  }
+  return {kept, inv, cnt.narrow(0, 0, int64_t(kept.size()))};
+}
+
+std::tuple<Tensor, Tensor, Tensor> unique_along(const Tensor& self, int64_t dim, bool consecutive,
+                                                bool inverse, bool counts) {
+  check_operands("unique_dim", {self});
+  check_unique_dtype("unique_dim", self.scalar_type());
+  dim = c10::maybe_wrap_dim(dim, self.dim());
+  std::vector<int64_t> sizes = self.sizes().vec();
+  const auto zero_dims = std::count(sizes.begin(), sizes.end(), 0);
+  if (self.size(dim) == 0) {
+    TORCH_CHECK(zero_dims == 1,
+                "Number of zero sized dimensions is more than one, so unique cannot be applied ");
+    return {empty_loom(sizes, self.scalar_type()), empty_loom({0}, at::kLong),
+            empty_loom({0}, at::kLong)};
+  }
+  TORCH_CHECK(
+      zero_dims == 0,
+      "There are 0 sized dimensions, and they aren't selected, so unique cannot be applied");
+  // Slices along dim as rows: (size(dim), rest), in the order of the other dims.
+  Tensor moved = host_copy(self).transpose(0, dim).contiguous();
+  std::vector<int64_t> moved_sizes = moved.sizes().vec();
+  Tensor rows = moved.view({moved.size(0), -1});
+  std::vector<int64_t> kept;
+  Tensor inv, cnt;
+  AT_DISPATCH_ALL_TYPES_AND2(at::kBFloat16, at::kBool, self.scalar_type(), "unique_dim", [&] {
+    std::tie(kept, inv, cnt) = unique_rows<scalar_t>(rows, consecutive);
+  });
+  Tensor picked = rows.index_select(0, at::tensor(kept, at::kLong));
+  moved_sizes[0] = int64_t(kept.size());
+  Tensor out = to_loom_tensor(picked, moved_sizes).transpose(0, dim);
+  return {out, to_loom_tensor(inv, inv.sizes()), to_loom_tensor(cnt, cnt.sizes())};
+}
+
+std::tuple<Tensor, Tensor, Tensor> unique2(const Tensor& self, bool sorted, bool inverse,
+                                           bool counts) {
+  check_operands("unique", {self});
+  check_unique_dtype("unique", self.scalar_type());
+  Tensor in = host_copy(self);
+  Tensor v, i, c;
+  AT_DISPATCH_ALL_TYPES_AND2(at::kBFloat16, at::kBool, self.scalar_type(), "unique", [&] {
+    std::tie(v, i, c) = unique_values<scalar_t>(in, sorted, inverse, counts);
+  });
+  return {to_loom_tensor(v, v.sizes()), to_loom_tensor(i, i.sizes()), to_loom_tensor(c, c.sizes())};
+}
+
+std::tuple<Tensor, Tensor> unique1(const Tensor& self, bool sorted, bool inverse) {
+  auto r = unique2(self, sorted, inverse, false);
+  return {std::get<0>(r), std::get<1>(r)};
+}
+
+std::tuple<Tensor, Tensor, Tensor> unique_consecutive(const Tensor& self, bool inverse, bool counts,
+                                                      c10::optional<int64_t> dim) {
+  if (dim.has_value() && !(*dim == 0 && self.dim() == 1))
+    return unique_along(self, *dim, true, inverse, counts);
+  check_operands("unique_consecutive", {self});
+  check_unique_dtype("unique", self.scalar_type());
+  Tensor in = host_copy(self);
+  Tensor v, i, c;
+  AT_DISPATCH_ALL_TYPES_AND2(at::kBFloat16, at::kBool, self.scalar_type(), "unique", [&] {
+    std::tie(v, i, c) = consecutive_values<scalar_t>(in, inverse, counts);
+  });
+  return {to_loom_tensor(v, v.sizes()), to_loom_tensor(i, i.sizes()), to_loom_tensor(c, c.sizes())};
+}
+
+std::tuple<Tensor, Tensor, Tensor> unique_dim(const Tensor& self, int64_t dim, bool /*sorted*/,
+                                              bool inverse, bool counts) {
+  return unique_along(self, dim, false, inverse, counts);  // along a dim, always sorted
+}
+
+std::tuple<Tensor, Tensor, Tensor> unique_dim_consecutive(const Tensor& self, int64_t dim,
+                                                          bool inverse, bool counts) {
+  return unique_along(self, dim, true, inverse, counts);
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_unique", unique1);
+  m.impl("_unique2", unique2);
+  m.impl("unique_consecutive", unique_consecutive);
+  m.impl("unique_dim", unique_dim);
+  m.impl("unique_dim_consecutive", unique_dim_consecutive);
+}
+
+}  // namespace loom::aten
