@@ -2,6 +2,7 @@
 // DistanceOpsKernel.cpp computes them: for each pair of rows a reduction over the columns
 // of |a - b| mapped by the norm (0, 1, 2, inf or a general p), so distances fuse with what
 // reads them. (cdist's matrix-product form for p = 2 is composite and needs nothing here.)
+// pdist (_pdist_forward, _pdist_backward) goes through them.
 #include <ATen/ExpandUtils.h>
 #include <torch/library.h>
 
@@ -53,8 +54,9 @@ NodeRef spread(const Tensor& x, const Pairs& p, int at, DType t) {
 void check_cdist(const Tensor& x1, const Tensor& x2, const char* kernel) {
   TORCH_CHECK(x1.dim() >= 2, "cdist only supports at least 2D tensors, X1 got: ", x1.dim(), "D");
   TORCH_CHECK(x2.dim() >= 2, "cdist only supports at least 2D tensors, X2 got: ", x2.dim(), "D");
-  TORCH_CHECK(x1.size(-1) == x2.size(-1), "X1 and X2 must have the same number of columns. X1: ",
-              x1.size(-1), " X2: ", x2.size(-1));
+  TORCH_CHECK(x1.size(-1) == x2.size(-1),
+              "X1 and X2 must have the same number of columns. X1: ", x1.size(-1),
+              " X2: ", x2.size(-1));
   TORCH_CHECK(at::isFloatingType(x1.scalar_type()),
               "cdist only supports floating-point dtypes, X1 got: ", x1.scalar_type());
   TORCH_CHECK(at::isFloatingType(x2.scalar_type()),
@@ -173,9 +175,62 @@ Tensor cdist_backward_fn(const Tensor& grad, const Tensor& x1, const Tensor& x2,
   return out;
 }
 
+// --- pdist: the distances of x's row pairs i < j, row-major: cdist(x, x) read at those
+// pairs; its gradient is cdist's for the symmetric matrix of the pair gradients ---
+
+// The flat positions i * n + j of the pairs i < j, in order, and of their mirrors j * n + i.
+std::pair<Tensor, Tensor> pair_positions(int64_t n) {
+  std::vector<int64_t> upper, lower;
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = i + 1; j < n; ++j) {
+      upper.push_back(i * n + j);
+      lower.push_back(j * n + i);
+    }
+  auto on_loom = [](const std::vector<int64_t>& v) {
+    return at::tensor(v, at::kLong).to(c10::Device(kLoomDeviceType, 0));
+  };
+  return {on_loom(upper), on_loom(lower)};
+}
+
+void check_pdist(const Tensor& self, const char* what, const char* kernel) {
+  TORCH_CHECK(self.is_contiguous(), what);
+  const auto st = self.scalar_type();
+  TORCH_CHECK(st == at::kFloat || st == at::kDouble, "\"", kernel, "\" not implemented for '",
+              c10::toString(st), "'");
+}
+
+Tensor pdist_forward_fn(const Tensor& self, double p) {
+  check_operands("_pdist_forward", {self});
+  check_pdist(self, "_pdist_forward requires contiguous input", "pdist");
+  const int64_t n = self.size(0);
+  if (n <= 1) return empty_loom({0}, self.scalar_type());
+  if (self.size(1) == 0) return at::zeros({n * (n - 1) / 2}, self.options());
+  Tensor all = cdist_forward_fn(self, self, p, c10::nullopt);
+  return all.reshape({-1}).index_select(0, pair_positions(n).first);
+}
+
+Tensor pdist_backward_fn(const Tensor& grad, const Tensor& self, double p, const Tensor& pdist) {
+  check_operands("_pdist_backward", {grad, self, pdist});
+  TORCH_CHECK(self.is_contiguous(), "_pdist_backward requires self to be contiguous");
+  TORCH_CHECK(pdist.is_contiguous(), "_pdist_backward requires pdist to be contiguous");
+  check_pdist(self, "_pdist_backward requires self to be contiguous", "pdist_backward");
+  const int64_t n = self.size(0);
+  if (p == 0 || grad.numel() == 0 || self.numel() == 0) return at::zeros_like(self);
+  auto [upper, lower] = pair_positions(n);
+  auto symmetric = [&](const Tensor& v) {
+    Tensor m = at::zeros({n * n}, self.options());
+    m.index_put_({upper}, v);
+    m.index_put_({lower}, v);
+    return m.view({n, n});
+  };
+  return cdist_backward_fn(symmetric(grad), self, self, p, symmetric(pdist));
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_pdist_forward", TORCH_FN(pdist_forward_fn));
+  m.impl("_pdist_backward", TORCH_FN(pdist_backward_fn));
   m.impl("_cdist_forward", TORCH_FN(cdist_forward_fn));
   m.impl("_cdist_backward", TORCH_FN(cdist_backward_fn));
 }

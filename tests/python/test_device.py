@@ -5,7 +5,6 @@ realize.
 """
 import pytest
 import torch
-import torch.nn.functional as F
 
 import loom
 
@@ -280,15 +279,15 @@ def test_metrics_has_counters(fresh_metrics):
 
 
 def test_fallback_is_counted_and_can_be_an_error(fresh_metrics, monkeypatch):
-    # pdist has no Loom kernel yet.
-    points = torch.tensor([[0.0, 1.0], [3.0, 5.0], [1.0, 1.0]])
-    x = points.to(DEV)
+    # histogram has no Loom kernel yet.
+    values = torch.tensor([0.0, 1.0, 1.5, 3.0, 1.0])
+    x = values.to(DEV)
     monkeypatch.setenv("LOOM_FALLBACK", "allow")
-    assert torch.equal(F.pdist(x).cpu(), F.pdist(points))
-    assert fresh_metrics()["fallbacks"].get("aten::_pdist_forward", 0) == 1
+    assert torch.equal(torch.histogram(x, 3).hist.cpu(), torch.histogram(values, 3).hist)
+    assert fresh_metrics()["fallbacks"].get("aten::histogram.bin_ct", 0) == 1
     monkeypatch.setenv("LOOM_FALLBACK", "error")
-    with pytest.raises(NotImplementedError, match="aten::_pdist_forward"):
-        F.pdist(x)
+    with pytest.raises(NotImplementedError, match="aten::histogram"):
+        torch.histogram(x, 3)
 
 
 def test_sync_runs():

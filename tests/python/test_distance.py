@@ -71,3 +71,44 @@ BAD = {
 @pytest.mark.parametrize("name", list(BAD))
 def test_cdist_errors_match_cpu(name):
     raises_like_cpu(lambda: BAD[name]("cpu"), lambda: BAD[name](D))
+
+
+@pytest.mark.parametrize("p", [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, math.inf])
+@pytest.mark.parametrize("shape", [(6, 4), (1, 3), (0, 2), (4, 0), (9, 1)])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_pdist(shape, p, dtype):
+    # Distances of the row pairs i < j and their gradient (rows 0 and 2 equal: a zero
+    # distance), against the CPU's.
+    loom.reset_metrics()
+    g = torch.Generator().manual_seed(shape[0] * 7 + int(min(p, 9) * 2))
+    x = torch.randn(shape, generator=g, dtype=dtype)
+    if shape[0] > 2:
+        x[2] = x[0]
+    out = []
+    for dev in ("cpu", D):
+        a = x.to(dev).requires_grad_()
+        y = torch.nn.functional.pdist(a, p)
+        go = torch.randn(y.shape, generator=torch.Generator().manual_seed(3), dtype=dtype)
+        grads = torch.autograd.grad(y, a, go.to(dev)) if y.numel() else ()
+        out.append([y.detach().cpu()] + [t.cpu() for t in grads])
+    tol = 2e-4 if dtype == torch.float32 else 1e-10
+    for b, a in zip(*out):
+        assert a.shape == b.shape and a.dtype == b.dtype
+        torch.testing.assert_close(a, b, rtol=tol, atol=tol)
+    assert loom.metrics()["fallbacks"] == {}
+
+
+PDIST_BAD = {
+    "one_dim": lambda d: torch.nn.functional.pdist(torch.ones(4, device=d)),
+    "integers": lambda d: torch.nn.functional.pdist(torch.ones(3, 4, dtype=torch.long, device=d)),
+    "half": lambda d: torch.nn.functional.pdist(torch.ones(3, 4, dtype=torch.half, device=d)),
+    "p_negative": lambda d: torch.nn.functional.pdist(torch.ones(3, 4, device=d), -1),
+    "strided": lambda d: torch.ops.aten._pdist_forward(torch.ones(4, 3, device=d).t(), 2.0),
+    "backward_strided": lambda d: torch.ops.aten._pdist_backward(
+        torch.ones(3, device=d), torch.ones(4, 3, device=d).t(), 2.0, torch.ones(3, device=d)),
+}
+
+
+@pytest.mark.parametrize("name", list(PDIST_BAD))
+def test_pdist_errors_match_cpu(name):
+    raises_like_cpu(lambda: PDIST_BAD[name]("cpu"), lambda: PDIST_BAD[name](D))
