@@ -60,30 +60,31 @@ void check_complex_support(Op op, DType compute) {
   if (const char* kernel = cpu_kernel_without_complex(op)) check_not_complex(kernel, to_aten(compute));
 }
 
-// PyTorch has no kernel (on CPU or CUDA) for these op/dtype pairs and raises; so does Loom.
+// PyTorch has no kernel (on CPU or CUDA) for these op/dtype pairs and raises; so does Loom,
+// naming the CPU's kernel as the CPU's message does.
 void check_supported(Op op, DType t) {
   const bool flt = is_floating(t), boolean = t == DType::Bool;
   const char* name = nullptr;
   bool ok = true;
   switch (op) {
-    case Op::BitAnd: name = "bitwise_and"; ok = !flt; break;
-    case Op::BitOr: name = "bitwise_or"; ok = !flt; break;
-    case Op::BitXor: name = "bitwise_xor"; ok = !flt; break;
-    case Op::BitwiseNot: name = "bitwise_not"; ok = !flt; break;
-    case Op::Shl: name = "lshift"; ok = !flt && !boolean; break;
-    case Op::Shr: name = "rshift"; ok = !flt && !boolean; break;
-    case Op::Abs: name = "abs"; ok = !boolean; break;
-    case Op::Floor: name = "floor"; ok = !boolean; break;
-    case Op::Ceil: name = "ceil"; ok = !boolean; break;
-    case Op::Round: name = "round"; ok = !boolean; break;
-    case Op::Trunc: name = "trunc"; ok = !boolean; break;
-    case Op::Frac: name = "frac"; ok = flt; break;
+    case Op::BitAnd: name = "bitwise_and_cpu"; ok = !flt; break;
+    case Op::BitOr: name = "bitwise_or_cpu"; ok = !flt; break;
+    case Op::BitXor: name = "bitwise_xor_cpu"; ok = !flt; break;
+    case Op::BitwiseNot: name = "bitwise_not_cpu"; ok = !flt; break;
+    case Op::Shl: name = "lshift_cpu"; ok = !flt && !boolean; break;
+    case Op::Shr: name = "rshift_cpu"; ok = !flt && !boolean; break;
+    case Op::Abs: name = "abs_cpu"; ok = !boolean; break;
+    case Op::Floor: name = "floor_vml_cpu"; ok = !boolean; break;
+    case Op::Ceil: name = "ceil_vml_cpu"; ok = !boolean; break;
+    case Op::Round: name = "round_vml_cpu"; ok = !boolean; break;
+    case Op::Trunc: name = "trunc_vml_cpu"; ok = !boolean; break;
+    case Op::Frac: name = "frac_cpu"; ok = flt; break;
     case Op::Lgamma: name = "lgamma_vml_cpu"; ok = t != DType::Float16; break;
     case Op::Digamma: name = "digamma"; ok = t != DType::Float16; break;
-    case Op::FloorDiv: name = "div_floor"; ok = !boolean; break;
-    case Op::TruncDiv: name = "div_trunc"; ok = !boolean; break;
-    case Op::Remainder: name = "remainder"; ok = !boolean; break;
-    case Op::Fmod: name = "fmod"; ok = !boolean; break;
+    case Op::FloorDiv: name = "div_floor_cpu"; ok = !boolean; break;
+    case Op::TruncDiv: name = "div_trunc_cpu"; ok = !boolean; break;
+    case Op::Remainder: name = "remainder_cpu"; ok = !boolean; break;
+    case Op::Fmod: name = "fmod_cpu"; ok = !boolean; break;
     case Op::Pow: name = "pow"; ok = !boolean; break;
     case Op::Relu:
       TORCH_CHECK(!boolean, "Boolean inputs not supported for relu");
@@ -603,6 +604,15 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   REG_BINARY(bitwise_xor, BitXor)
   REG_BINARY(bitwise_left_shift, Shl)
   REG_BINARY(bitwise_right_shift, Shr)
+  // Python's << and >> (the same kernels as bitwise_left_shift / bitwise_right_shift).
+  m.impl("__lshift__.Tensor", bitwise_left_shift_fn);
+  m.impl("__lshift__.Scalar", bitwise_left_shift_fn_s);
+  m.impl("__ilshift__.Tensor", bitwise_left_shift_ip);
+  m.impl("__ilshift__.Scalar", bitwise_left_shift_ip_s);
+  m.impl("__rshift__.Tensor", bitwise_right_shift_fn);
+  m.impl("__rshift__.Scalar", bitwise_right_shift_fn_s);
+  m.impl("__irshift__.Tensor", bitwise_right_shift_ip);
+  m.impl("__irshift__.Scalar", bitwise_right_shift_ip_s);
 #define REG_SCALAR(name)                      \
   m.impl(#name ".Scalar", name##_fn_s);       \
   m.impl(#name "_.Scalar", name##_ip_s);      \

@@ -59,6 +59,36 @@ void start_from(Tensor& out, const Tensor& self, const Tensor& meta,
   assign(out, read_tensor(self));
 }
 
+// The lowest and highest values of an integer dtype.
+int64_t lowest_of(c10::ScalarType t) {
+  switch (t) {
+    case at::kByte:
+      return 0;
+    case at::kChar:
+      return std::numeric_limits<int8_t>::lowest();
+    case at::kShort:
+      return std::numeric_limits<int16_t>::lowest();
+    case at::kInt:
+      return std::numeric_limits<int32_t>::lowest();
+    default:
+      return std::numeric_limits<int64_t>::lowest();
+  }
+}
+int64_t highest_of(c10::ScalarType t) {
+  switch (t) {
+    case at::kByte:
+      return std::numeric_limits<uint8_t>::max();
+    case at::kChar:
+      return std::numeric_limits<int8_t>::max();
+    case at::kShort:
+      return std::numeric_limits<int16_t>::max();
+    case at::kInt:
+      return std::numeric_limits<int32_t>::max();
+    default:
+      return std::numeric_limits<int64_t>::max();
+  }
+}
+
 // --- gather ---
 
 Tensor& gather_into(const Tensor& self, int64_t dim, const Tensor& index, Tensor& out) {
@@ -135,26 +165,26 @@ NodeRef scattered_scalar(const Scalar& value, const Tensor& index, const Tensor&
   return scalar_node(value, shape_of(as_1d(index).sizes()), to_loom(self.scalar_type()));
 }
 
-#define LOOM_SCATTER_FORMS(name, overload, PARAMS, ARGS, META, SRC, VALUE, COMBINE)         \
-  Tensor& name##_into(const Tensor& self, int64_t dim, const Tensor& index PARAMS,           \
-                      Tensor& out) {                                                         \
-    return scatter_common(                                                                   \
-        self, dim, index, SRC, out, [&] { return at::overload(to_meta(self), dim, to_meta(index) META); }, \
-        [&] { return VALUE; }, COMBINE);                                                     \
-  }                                                                                          \
-  Tensor name##_fn(const Tensor& self, int64_t dim, const Tensor& index PARAMS) {             \
-    Tensor out;                                                                              \
-    {                                                                                        \
-      Tensor meta = at::overload(to_meta(self), dim, to_meta(index) META);                   \
-      out = result_like(meta);                                                               \
-    }                                                                                        \
-    return name##_into(self, dim, index ARGS, out);                                          \
-  }                                                                                          \
-  Tensor& name##_(Tensor& self, int64_t dim, const Tensor& index PARAMS) {                    \
-    return name##_into(self, dim, index ARGS, self);                                         \
-  }                                                                                          \
-  Tensor& name##_out(const Tensor& self, int64_t dim, const Tensor& index PARAMS, Tensor& out) { \
-    return name##_into(self, dim, index ARGS, out);                                          \
+#define LOOM_SCATTER_FORMS(name, overload, PARAMS, ARGS, META, SRC, VALUE, COMBINE)               \
+  Tensor& name##_into(const Tensor& self, int64_t dim, const Tensor& index PARAMS, Tensor& out) { \
+    return scatter_common(                                                                        \
+        self, dim, index, SRC, out,                                                               \
+        [&] { return at::overload(to_meta(self), dim, to_meta(index) META); },                    \
+        [&] { return VALUE; }, COMBINE);                                                          \
+  }                                                                                               \
+  Tensor name##_fn(const Tensor& self, int64_t dim, const Tensor& index PARAMS) {                 \
+    Tensor out;                                                                                   \
+    {                                                                                             \
+      Tensor meta = at::overload(to_meta(self), dim, to_meta(index) META);                        \
+      out = result_like(meta);                                                                    \
+    }                                                                                             \
+    return name##_into(self, dim, index ARGS, out);                                               \
+  }                                                                                               \
+  Tensor& name##_(Tensor& self, int64_t dim, const Tensor& index PARAMS) {                        \
+    return name##_into(self, dim, index ARGS, self);                                              \
+  }                                                                                               \
+  Tensor& name##_out(const Tensor& self, int64_t dim, const Tensor& index PARAMS, Tensor& out) {  \
+    return name##_into(self, dim, index ARGS, out);                                               \
   }
 
 #define P(...) , __VA_ARGS__
@@ -193,8 +223,8 @@ Tensor& scatter_reduce_two_into(const Tensor& self, int64_t dim, const Tensor& i
                                 const Tensor& src, c10::string_view reduce, bool include_self,
                                 Tensor& out) {
   check_operands("scatter_reduce", {self, index, src});
-  Tensor meta = at::scatter_reduce(to_meta(self), dim, to_meta(index), to_meta(src), reduce,
-                                   include_self);
+  Tensor meta =
+      at::scatter_reduce(to_meta(self), dim, to_meta(index), to_meta(src), reduce, include_self);
   if (reduce == "amax" || reduce == "amin") {
     std::string kernel = "scatter_gather_tensor_cpu_reduce_" + std::string(reduce);
     check_not_complex(kernel.c_str(), self.scalar_type());
@@ -207,11 +237,13 @@ Tensor& scatter_reduce_two_into(const Tensor& self, int64_t dim, const Tensor& i
   EngineLock g(engine_mutex());
   DType dtype = to_loom(out.scalar_type());
   if (!include_self)
-    scatter_along(out, dim, index,
-                  scalar_node(identity_of(reduce, out.scalar_type()), shape_of(as_1d(index).sizes()), dtype),
-                  std::nullopt);
+    scatter_along(
+        out, dim, index,
+        scalar_node(identity_of(reduce, out.scalar_type()), shape_of(as_1d(index).sizes()), dtype),
+        std::nullopt);
   bool mean = reduce == "mean";
-  scatter_along(out, dim, index, source_over(src, index), mean ? ReduceKind::Sum : *reduce_of(reduce));
+  scatter_along(out, dim, index, source_over(src, index),
+                mean ? ReduceKind::Sum : *reduce_of(reduce));
   if (mean) {
     Tensor count = include_self ? at::ones_like(out) : at::zeros_like(out);
     count.scatter_add_(dim, index, at::ones_like(src));
@@ -224,10 +256,10 @@ Tensor& scatter_reduce_two_into(const Tensor& self, int64_t dim, const Tensor& i
   return out;
 }
 
-Tensor scatter_reduce_two_fn(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
-                             c10::string_view reduce, bool include_self) {
-  Tensor meta = at::scatter_reduce(to_meta(self), dim, to_meta(index), to_meta(src), reduce,
-                                   include_self);
+Tensor scatter_reduce_two_fn(const Tensor& self, int64_t dim, const Tensor& index,
+                             const Tensor& src, c10::string_view reduce, bool include_self) {
+  Tensor meta =
+      at::scatter_reduce(to_meta(self), dim, to_meta(index), to_meta(src), reduce, include_self);
   Tensor out = result_like(meta);
   return scatter_reduce_two_into(self, dim, index, src, reduce, include_self, out);
 }
@@ -271,7 +303,8 @@ Tensor& index_add_into(const Tensor& self, int64_t dim, const Tensor& index, con
 
 Tensor index_add_fn(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
                     const Scalar& alpha) {
-  Tensor out = result_like(at::index_add(to_meta(self), dim, to_meta(index), to_meta(source), alpha));
+  Tensor out =
+      result_like(at::index_add(to_meta(self), dim, to_meta(index), to_meta(source), alpha));
   return index_add_into(self, dim, index, source, alpha, out);
 }
 Tensor& index_add_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
@@ -281,6 +314,78 @@ Tensor& index_add_(Tensor& self, int64_t dim, const Tensor& index, const Tensor&
 Tensor& index_add_out(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
                       const Scalar& alpha, Tensor& out) {
   return index_add_into(self, dim, index, source, alpha, out);
+}
+
+// index_reduce: each source slice combined into the slice of self its index names (prod,
+// amax, amin, or a sum then divided by the count for mean), the indexed slices first reset
+// to the reduction's identity when self is not included, as the CPU does.
+Tensor& index_reduce_into(const Tensor& self, int64_t dim, const Tensor& index,
+                          const Tensor& source, c10::string_view reduce, bool include_self,
+                          Tensor& out) {
+  check_operands("index_reduce", {self, index, source});
+  Tensor meta =
+      at::index_reduce(to_meta(self), dim, to_meta(index), to_meta(source), reduce, include_self);
+  TORCH_WARN_ONCE("index_reduce() is in beta and the API may change at any time.");
+  const c10::ScalarType st = self.scalar_type();
+  // The CPU's kernels for bool and complex: only some run.
+  const bool odd = st == at::kBool || at::isComplexType(st);
+  const char* kernel = !include_self            ? "index_reduce_func_exclude_input_init"
+                       : self.dim() <= 1        ? "index_func_"
+                       : !at::isComplexType(st) ? nullptr
+                       : reduce == "amax"       ? "maximum_cpu"
+                       : reduce == "amin"       ? "minimum_cpu"
+                                                : nullptr;
+  TORCH_CHECK(!odd || !kernel, "\"", kernel, "\" not implemented for '", c10::toString(st), "'");
+  dim = at::maybe_wrap_dim(dim, self.dim());
+  {
+    EngineLock g(engine_mutex());
+    start_from(out, self, meta, {index, source});
+  }
+  const bool mean = reduce == "mean";
+  if (!include_self) {
+    c10::Scalar init = 0;
+    const bool is_float = at::isFloatingType(st);
+    if (reduce == "prod")
+      init = 1;
+    else if (reduce == "amax")
+      init = is_float ? c10::Scalar(-INFINITY) : c10::Scalar(lowest_of(st));
+    else if (reduce == "amin")
+      init = is_float ? c10::Scalar(INFINITY) : c10::Scalar(highest_of(st));
+    out.index_fill_(dim, index.to(at::kLong), init);
+  }
+  {
+    EngineLock g(engine_mutex());
+    DType dtype = to_loom(st);
+    Tensor src = as_1d(source);
+    Shape shape = shape_of(src.sizes());
+    Combine combine = mean ? Combine(ReduceKind::Sum) : reduce_of(reduce);
+    index_write(out, dim, index, shape, cast(read_tensor(src), dtype), combine, false,
+                "index out of range in self");
+  }
+  if (mean) {
+    Tensor counts = include_self ? at::ones_like(out) : at::zeros_like(out);
+    counts.index_add_(dim, index, at::ones_like(source));
+    counts.masked_fill_(counts == 0, 1);
+    if (at::isFloatingType(st) || at::isComplexType(st))
+      out.div_(counts);
+    else
+      out.div_(counts, "floor");
+  }
+  return out;
+}
+Tensor index_reduce_fn(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
+                       c10::string_view reduce, bool include_self) {
+  Tensor out = result_like(
+      at::index_reduce(to_meta(self), dim, to_meta(index), to_meta(source), reduce, include_self));
+  return index_reduce_into(self, dim, index, source, reduce, include_self, out);
+}
+Tensor& index_reduce_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
+                      c10::string_view reduce, bool include_self) {
+  return index_reduce_into(self, dim, index, source, reduce, include_self, self);
+}
+Tensor& index_reduce_out(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
+                         c10::string_view reduce, bool include_self, Tensor& out) {
+  return index_reduce_into(self, dim, index, source, reduce, include_self, out);
 }
 
 Tensor& index_copy_into(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
@@ -337,7 +442,8 @@ Tensor& index_fill_scalar(Tensor& self, int64_t dim, const Tensor& index, const 
 
 Tensor& index_fill_tensor(Tensor& self, int64_t dim, const Tensor& index, const Tensor& value) {
   check_operands("index_fill_", {self, index});
-  TORCH_CHECK(value.dim() == 0, "index_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
+  TORCH_CHECK(value.dim() == 0,
+              "index_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
               value.dim(), " dimension(s).");
   if (!is_loom(value) || (value.is_complex() && !self.is_complex()))
     return index_fill_scalar(self, dim, index, value.item());
@@ -370,6 +476,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("scatter_reduce.two", TORCH_FN(scatter_reduce_two_fn));
   m.impl("scatter_reduce_.two", TORCH_FN(scatter_reduce_two_));
   m.impl("scatter_reduce.two_out", TORCH_FN(scatter_reduce_two_out));
+  m.impl("index_reduce", TORCH_FN(index_reduce_fn));
+  m.impl("index_reduce_", TORCH_FN(index_reduce_));
+  m.impl("index_reduce.out", TORCH_FN(index_reduce_out));
   m.impl("index_add", TORCH_FN(index_add_fn));
   m.impl("index_add_", TORCH_FN(index_add_));
   m.impl("index_add.out", TORCH_FN(index_add_out));

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 import loom
+from cpu_errors import raises_like_cpu
 
 D = loom.device
 ALL = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int8, torch.int16,
@@ -444,3 +445,31 @@ def test_rsub(dtype):
         check(lambda x, y: torch.rsub(x, y, alpha=2), a.t(), b[:3])
         check(lambda x: 5 - x, a)
         check(lambda x: torch.rsub(x, 3, alpha=2), a)
+
+
+def test_unsupported_dtype_messages_name_the_cpu_kernel():
+    # The CPU's message names its kernel ("abs_cpu", "floor_vml_cpu", ...); Loom's does too.
+    b, f = torch.tensor([True, False]), torch.tensor([1.5, 2.0])
+    cases = [lambda t, u: torch.div(t, t, rounding_mode="floor"), lambda t, u: torch.div(t, t, rounding_mode="trunc"),
+             lambda t, u: torch.remainder(t, t), lambda t, u: torch.fmod(t, t), lambda t, u: torch.abs(t),
+             lambda t, u: torch.floor(t), lambda t, u: torch.ceil(t), lambda t, u: torch.round(t),
+             lambda t, u: torch.trunc(t), lambda t, u: torch.frac(t), lambda t, u: t << t, lambda t, u: t >> t,
+             lambda t, u: u & u, lambda t, u: u | u, lambda t, u: u ^ u, lambda t, u: torch.bitwise_not(u),
+             lambda t, u: torch.pow(t, t)]
+    for fn in cases:
+        raises_like_cpu(lambda: fn(b, f), lambda: fn(b.to(loom.device), f.to(loom.device)))
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.uint8, torch.int8])
+def test_python_shift_operators(dtype):
+    # << and >> (aten::__lshift__ / __rshift__ and their in-place forms) run on Loom.
+    loom.reset_metrics()
+    a = torch.tensor([1, 3, 7, 100], dtype=dtype)
+    s = torch.tensor([0, 1, 2, 3], dtype=dtype)
+    for fn in (lambda x, y: x << y, lambda x, y: x >> y, lambda x, y: x << 2, lambda x, y: x >> 1):
+        assert torch.equal(fn(a.to(loom.device), s.to(loom.device)).cpu(), fn(a, s))
+    x = a.to(loom.device)
+    x <<= 1
+    x >>= torch.tensor(1, dtype=dtype, device=loom.device)
+    assert torch.equal(x.cpu(), (a << 1) >> 1)
+    assert loom.metrics()["fallbacks"] == {}

@@ -452,3 +452,53 @@ def test_bincount(dtype, weights, fresh_metrics):
 ])
 def test_bincount_errors(bad):
     raises_like_cpu(lambda: bad("cpu"), lambda: bad(loom.device))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64, torch.int32, torch.uint8,
+                                   torch.bfloat16, torch.float16, torch.bool, torch.complex64])
+@pytest.mark.parametrize("reduce", ["prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize("dim", [0, 1])
+def test_index_reduce(dtype, reduce, include_self, dim, fresh_metrics):
+    # Values (integer means floor), the identity reset when self is not included, and the
+    # CPU's errors for the dtypes its kernels lack; functional, in-place and out= forms.
+    g = torch.Generator().manual_seed(dim * 7 + len(reduce))
+    x = (torch.randn(5, 4, generator=g) * 4).to(dtype)
+    src = (torch.randn(5, 6, generator=g) * 4 if dim else torch.randn(7, 4, generator=g) * 4).to(dtype)
+    idx = torch.tensor([0, 2, 2, 1, 0, 3, 1][: src.shape[dim]])
+    tol = dict(rtol=1e-2, atol=1e-2) if dtype in (torch.float16, torch.bfloat16) else {}
+
+    def run(dev, form):
+        a, i, s = x.to(dev), idx.to(dev), src.to(dev)
+        if form == "fn":
+            return a.index_reduce(dim, i, s, reduce, include_self=include_self)
+        if form == "ip":
+            return a.clone().index_reduce_(dim, i, s, reduce, include_self=include_self)
+        out = torch.empty(5, 8, dtype=dtype, device=dev)[:, ::2]
+        return torch.index_reduce(a, dim, i, s, reduce, include_self=include_self, out=out)
+
+    for form in ("fn", "ip", "out"):
+        try:
+            want = run("cpu", form)
+        except RuntimeError:
+            raises_like_cpu(lambda: run("cpu", form), lambda: run(loom.device, form))
+            continue
+        got = run(loom.device, form).cpu()
+        assert got.dtype == want.dtype
+        torch.testing.assert_close(got, want, equal_nan=True, **tol)
+    assert fresh_metrics()["fallbacks"] == {}
+
+
+def test_index_reduce_nan_and_errors():
+    x = torch.tensor([1.0, float("nan"), 3.0])
+    s = torch.tensor([5.0, 2.0, float("nan")])
+    i = torch.tensor([0, 0, 2])
+    for r in ("amax", "amin", "prod", "mean"):
+        torch.testing.assert_close(x.to(loom.device).index_reduce(0, i.to(loom.device), s.to(loom.device), r).cpu(),
+                                   x.index_reduce(0, i, s, r), equal_nan=True)
+    for bad in (lambda d: torch.ones(3, device=d).index_reduce(0, torch.tensor([0], device=d), torch.ones(1, device=d), "sum"),
+                lambda d: torch.ones(3, device=d).index_reduce(0, torch.tensor([3], device=d), torch.ones(1, device=d), "prod"),
+                lambda d: torch.ones(3, device=d).index_reduce(0, torch.tensor([0.0], device=d), torch.ones(1, device=d), "prod"),
+                lambda d: torch.ones(3, device=d).index_reduce(0, torch.tensor([0, 1], device=d), torch.ones(1, device=d), "prod"),
+                lambda d: torch.ones(3, device=d).index_reduce(0, torch.tensor([0], device=d), torch.ones(1, dtype=torch.float64, device=d), "prod")):
+        raises_like_cpu(lambda: bad("cpu"), lambda: bad(loom.device))
