@@ -1,5 +1,6 @@
-// Activations with a second operand taken from the input or a weight: glu (one half of
-// the input gates the other) and prelu (a slope per channel), forward and backward.
+// Activations with a second operand taken from the input, a weight or random numbers: glu
+// (one half of the input gates the other), prelu (a slope per channel), forward and
+// backward, and rrelu (a random slope per element in training; its backward is composite).
 #include <ATen/ATen.h>
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
@@ -67,11 +68,14 @@ Tensor channel_weight(const Tensor& self, const Tensor& weight) {
   if (n != 1) {
     TORCH_CHECK(self.dim() > 0, "Not allow zero-dim input tensor.");
     const int64_t channels = self.dim() > 1 ? self.size(1) : 1;
-    TORCH_CHECK(channels == n, "Mismatch of parameter numbers and input channel size. Found "
-                "parameter numbers = ", n, " and channel size = ", channels, ".");
+    TORCH_CHECK(channels == n,
+                "Mismatch of parameter numbers and input channel size. Found "
+                "parameter numbers = ",
+                n, " and channel size = ", channels, ".");
   }
-  TORCH_CHECK(weight.dim() <= 1,
-              "prelu: Expected `weight` to be a scalar or 1D tensor, but got ndim = ", weight.dim());
+  TORCH_CHECK(
+      weight.dim() <= 1,
+      "prelu: Expected `weight` to be a scalar or 1D tensor, but got ndim = ", weight.dim());
   std::vector<int64_t> sizes(size_t(self.dim()), 1);
   if (self.dim() >= 2) sizes[1] = weight.numel();
   return weight.reshape(sizes);
@@ -93,9 +97,8 @@ std::tuple<Tensor, Tensor> prelu_backward_fn(const Tensor& grad, const Tensor& s
   Tensor w = channel_weight(self, weight);
   check_kernel_dtype("prelu_backward_cpu", self.scalar_type(), kFloat);
   Tensor meta = at::empty_like(to_meta(self), self.suggest_memory_format());
-  Tensor gi = pointwise_result(meta, {self, w, grad}, [](const V& v) {
-    return select(gt(v[0], 0.0), v[2], v[1] * v[2]);
-  });
+  Tensor gi = pointwise_result(meta, {self, w, grad},
+                               [](const V& v) { return select(gt(v[0], 0.0), v[2], v[1] * v[2]); });
   Tensor term = at::where(self > 0, at::zeros({}, self.options()), self * grad);
   std::vector<int64_t> dims;
   for (int64_t d = 0; d < self.dim(); ++d)
@@ -106,7 +109,49 @@ std::tuple<Tensor, Tensor> prelu_backward_fn(const Tensor& grad, const Tensor& s
 
 }  // namespace
 
+// --- rrelu_with_noise: in training, each element <= 0 times a slope drawn uniformly from
+// [lower, upper] (in double, then rounded to the input's dtype, as on the CPU), which
+// `noise` records (1 for the others); in evaluation, leaky_relu with the mean slope ---
+
+Tensor& rrelu_with_noise_out(const Tensor& self, const Tensor& noise, const c10::Scalar& lower,
+                             const c10::Scalar& upper, bool training,
+                             c10::optional<at::Generator> gen, Tensor& out) {
+  check_operands("rrelu_with_noise", {self, noise, out});
+  if (!training) {
+    const double slope = (lower.to<double>() + upper.to<double>()) / 2;
+    return at::leaky_relu_out(out, self, slope);
+  }
+  const c10::ScalarType st = self.scalar_type();
+  TORCH_CHECK(st == at::kFloat || st == at::kDouble || st == at::kBFloat16,
+              "\"rrelu_with_noise_out_cpu\" not implemented for '", c10::toString(st), "'");
+  TORCH_CHECK(noise.numel() == self.numel() && noise.is_contiguous() && noise.scalar_type() == st,
+              "rrelu_with_noise: noise must be a contiguous tensor of the input's size and dtype");
+  if (!out.is_same(self)) at::native::resize_output(out, self.sizes());
+  Tensor r = at::empty(self.sizes(), self.options().dtype(at::kDouble))
+                 .uniform_(lower.to<double>(), upper.to<double>(), gen)
+                 .to(st);
+  Tensor negative = self <= 0;
+  Tensor value = at::where(negative, self * r, self);
+  noise.view(self.sizes()).copy_(at::where(negative, r, at::ones_like(r)));
+  out.copy_(value);
+  return out;
+}
+Tensor rrelu_with_noise_fn(const Tensor& self, const Tensor& noise, const c10::Scalar& lower,
+                           const c10::Scalar& upper, bool training,
+                           c10::optional<at::Generator> gen) {
+  Tensor out = empty_loom(self.sizes(), self.scalar_type());
+  return rrelu_with_noise_out(self, noise, lower, upper, training, gen, out);
+}
+Tensor& rrelu_with_noise_ip(Tensor& self, const Tensor& noise, const c10::Scalar& lower,
+                            const c10::Scalar& upper, bool training,
+                            c10::optional<at::Generator> gen) {
+  return rrelu_with_noise_out(self, noise, lower, upper, training, gen, self);
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("rrelu_with_noise", rrelu_with_noise_fn);
+  m.impl("rrelu_with_noise_", rrelu_with_noise_ip);
+  m.impl("rrelu_with_noise.out", rrelu_with_noise_out);
   m.impl("glu", glu_fn);
   m.impl("glu.out", glu_into);
   m.impl("glu_backward", glu_backward_fn);

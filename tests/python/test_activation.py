@@ -283,3 +283,43 @@ def test_efficientzerotensor():
     assert z.device == torch.empty(0, device=D).device and z.dtype == torch.float64
     torch.testing.assert_close(z.cpu(), torch.zeros(2, 5, dtype=torch.float64))
     assert A._efficientzerotensor([3], device=D).dtype == torch.float32
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
+def test_rrelu(dtype):
+    # Training draws a slope in [lower, upper] per element <= 0 (Loom's random numbers, so
+    # checked by range and by the gradient, which is that slope); evaluation is leaky_relu
+    # with the mean slope, as on the CPU.
+    loom.reset_metrics()
+    x = torch.randn(6, 7, generator=torch.Generator().manual_seed(4)).to(dtype)
+    x[0, :3] = 0
+    g = torch.randn(6, 7, generator=torch.Generator().manual_seed(5)).to(dtype)
+    for training in (True, False):
+        a = x.to(loom.device).requires_grad_()
+        y = torch.nn.functional.rrelu(a, 0.1, 0.3, training=training)
+        grad, = torch.autograd.grad(y, a, g.to(loom.device))
+        y, grad = y.detach().cpu(), grad.cpu()
+        assert y.dtype == dtype and y.shape == x.shape
+        pos = x > 0
+        assert torch.equal(y[pos], x[pos]) and torch.equal(grad[pos], g[pos])
+        if training:
+            slope = grad[~pos] / g[~pos]
+            assert bool(((slope >= 0.1) & (slope <= 0.3)).all())
+            assert torch.allclose(y[~pos].double(), (x[~pos] * slope).double(), rtol=1e-2)
+        else:
+            b = x.clone().requires_grad_()
+            want = torch.nn.functional.rrelu(b, 0.1, 0.3, training=False)
+            want_grad, = torch.autograd.grad(want, b, g)
+            assert torch.equal(y, want.detach()) and torch.equal(grad, want_grad)
+    inplace = x.to(loom.device)
+    torch.nn.functional.rrelu_(inplace, 0.25, 0.25, training=True)
+    torch.testing.assert_close(inplace.cpu(), torch.nn.functional.leaky_relu(x, 0.25))
+    assert loom.metrics()["fallbacks"] == {}
+
+
+@pytest.mark.parametrize("bad", [
+    lambda d: torch.nn.functional.rrelu(torch.ones(3, dtype=torch.half, device=d), training=True),
+    lambda d: torch.nn.functional.rrelu(torch.ones(3, device=d), 0.5, 0.1, training=True),
+])
+def test_rrelu_errors(bad):
+    raises_like_cpu(lambda: bad("cpu"), lambda: bad(loom.device))
