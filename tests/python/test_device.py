@@ -279,15 +279,17 @@ def test_metrics_has_counters(fresh_metrics):
 
 
 def test_fallback_is_counted_and_can_be_an_error(fresh_metrics, monkeypatch):
-    # histogram has no Loom kernel yet.
-    values = torch.tensor([0.0, 1.0, 1.5, 3.0, 1.0])
-    x = values.to(DEV)
+    # embedding_bag has no Loom kernel yet.
+    weight = torch.arange(12.0).reshape(4, 3)
+    idx, offsets = torch.tensor([0, 2, 1, 3]), torch.tensor([0, 2])
+    bag = torch.nn.functional.embedding_bag
     monkeypatch.setenv("LOOM_FALLBACK", "allow")
-    assert torch.equal(torch.histogram(x, 3).hist.cpu(), torch.histogram(values, 3).hist)
-    assert fresh_metrics()["fallbacks"].get("aten::histogram.bin_ct", 0) == 1
+    got = bag(idx.to(DEV), weight.to(DEV), offsets.to(DEV))
+    assert torch.equal(got.cpu(), bag(idx, weight, offsets))
+    assert sum(n for op, n in fresh_metrics()["fallbacks"].items() if "embedding_bag" in op) == 1
     monkeypatch.setenv("LOOM_FALLBACK", "error")
-    with pytest.raises(NotImplementedError, match="aten::histogram"):
-        torch.histogram(x, 3)
+    with pytest.raises(NotImplementedError, match="embedding_bag"):
+        bag(idx.to(DEV), weight.to(DEV), offsets.to(DEV))
 
 
 def test_sync_runs():

@@ -209,3 +209,48 @@ def test_mode_matches_cpu_indices(dtype):
     same(lambda t: torch.mode(t, 1), torch.empty(0, 4, dtype=dtype))
     with pytest.raises(IndexError, match="Expected reduction dim 1 to have non-zero size"):
         torch.mode(torch.empty(3, 0, dtype=dtype, device=D), 1)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("shape", [(100,), (7, 9), (0,), (1,)])
+def test_histogram(dtype, shape):
+    # Bin counts (weighted or not, as densities or not) over a bin count with or without a
+    # range, and over explicit edges, against the CPU's. The edges of a bin count come from
+    # Loom's linspace, which can differ from the CPU's by an ulp.
+    loom.reset_metrics()
+    g = torch.Generator().manual_seed(len(shape))
+    x = (torch.randn(shape, generator=g) * 3).to(dtype)
+    if x.numel() > 3:
+        x.view(-1)[:3] = torch.tensor([0.1, 0.7, 2.0], dtype=dtype)
+    w = torch.rand(shape, generator=g).to(dtype)
+    edges = torch.tensor([-2.0, 0.1, 0.7, 0.7001, 2.0, 5.0], dtype=dtype)
+    calls = []
+    for bins in (1, 5, 10):
+        for rng in (None, (0.0, 2.0), (-1.0, 1.0)):
+            calls.append((bins, dict(range=rng)))
+    calls.append((edges, {}))
+    for bins, kw in calls:
+        for weighted in (False, True):
+            for density in (False, True):
+                args = dict(kw, weight=w if weighted else None, density=density)
+                want = torch.histogram(x, bins, **args)
+                on = {k: v.to(loom.device) if isinstance(v, torch.Tensor) else v for k, v in args.items()}
+                got = torch.histogram(x.to(loom.device), bins.to(loom.device) if isinstance(bins, torch.Tensor) else bins, **on)
+                torch.testing.assert_close(got.hist.cpu(), want.hist, equal_nan=True)
+                torch.testing.assert_close(got.bin_edges.cpu(), want.bin_edges, rtol=1e-6, atol=0)
+    assert loom.metrics()["fallbacks"] == {}
+
+
+@pytest.mark.parametrize("bad", [
+    lambda d: torch.histogram(torch.ones(3, dtype=torch.long, device=d), 4),
+    lambda d: torch.histogram(torch.ones(3, device=d), 0),
+    lambda d: torch.histogram(torch.ones(3, device=d), 4, range=(2.0, 1.0)),
+    lambda d: torch.histogram(torch.ones(3, device=d), 4, range=(0.0, float("inf"))),
+    lambda d: torch.histogram(torch.tensor([1.0, float("nan")], device=d), 4),
+    lambda d: torch.histogram(torch.ones(3, device=d), 4, weight=torch.ones(2, device=d)),
+    lambda d: torch.histogram(torch.ones(3, device=d), 4, weight=torch.ones(3, dtype=torch.float64, device=d)),
+    lambda d: torch.histogram(torch.ones(3, device=d), torch.ones(2, 2, device=d)),
+    lambda d: torch.histogram(torch.ones(3, device=d), torch.ones(3, dtype=torch.float64, device=d)),
+])
+def test_histogram_errors(bad):
+    raises_like_cpu(lambda: bad("cpu"), lambda: bad(loom.device))
