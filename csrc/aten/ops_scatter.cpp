@@ -1,6 +1,7 @@
 // Reads and writes along one dim at indices from a tensor: gather, the scatter family
 // (scatter, scatter_add, scatter_reduce) and index_add/index_copy/index_fill. Each is a
 // Gather or Scatter node whose element index is computed, and checked, in the kernel.
+#include <ATen/Dispatch.h>
 #include <ATen/MemoryOverlap.h>
 #include <torch/library.h>
 
@@ -60,33 +61,13 @@ void start_from(Tensor& out, const Tensor& self, const Tensor& meta,
 }
 
 // The lowest and highest values of an integer dtype.
-int64_t lowest_of(c10::ScalarType t) {
-  switch (t) {
-    case at::kByte:
-      return 0;
-    case at::kChar:
-      return std::numeric_limits<int8_t>::lowest();
-    case at::kShort:
-      return std::numeric_limits<int16_t>::lowest();
-    case at::kInt:
-      return std::numeric_limits<int32_t>::lowest();
-    default:
-      return std::numeric_limits<int64_t>::lowest();
-  }
-}
-int64_t highest_of(c10::ScalarType t) {
-  switch (t) {
-    case at::kByte:
-      return std::numeric_limits<uint8_t>::max();
-    case at::kChar:
-      return std::numeric_limits<int8_t>::max();
-    case at::kShort:
-      return std::numeric_limits<int16_t>::max();
-    case at::kInt:
-      return std::numeric_limits<int32_t>::max();
-    default:
-      return std::numeric_limits<int64_t>::max();
-  }
+std::pair<int64_t, int64_t> integer_range(c10::ScalarType t) {
+  int64_t lo = 0, hi = 0;
+  AT_DISPATCH_INTEGRAL_TYPES(t, "integer_range", [&] {
+    lo = std::numeric_limits<scalar_t>::lowest();
+    hi = std::numeric_limits<scalar_t>::max();
+  });
+  return {lo, hi};
 }
 
 // --- gather ---
@@ -348,9 +329,9 @@ Tensor& index_reduce_into(const Tensor& self, int64_t dim, const Tensor& index,
     if (reduce == "prod")
       init = 1;
     else if (reduce == "amax")
-      init = is_float ? c10::Scalar(-INFINITY) : c10::Scalar(lowest_of(st));
+      init = is_float ? c10::Scalar(-INFINITY) : c10::Scalar(integer_range(st).first);
     else if (reduce == "amin")
-      init = is_float ? c10::Scalar(INFINITY) : c10::Scalar(highest_of(st));
+      init = is_float ? c10::Scalar(INFINITY) : c10::Scalar(integer_range(st).second);
     out.index_fill_(dim, index.to(at::kLong), init);
   }
   {
