@@ -1,7 +1,8 @@
 // Selection and search: median and nanmedian (values and indices picked from a stable
 // sort, which gives the CPU's indices: its comparators break ties by index),
 // cummax/cummin (two scans), searchsorted/bucketize and isin (counts and matches over
-// every boundary, one fused reduction), aminmax, histc, histogram, bincount.
+// every boundary, one fused reduction), aminmax, histc, bincount (histogram has a file of
+// its own).
 #include <ATen/ATen.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/TensorUtils.h>
@@ -281,156 +282,6 @@ Tensor histc_fn(const Tensor& self, int64_t bins, const c10::Scalar& min, const 
   return histc_into(self, bins, min, max, hist);
 }
 
-// --- histogram (1-d): each element's bin among the edges (the last bin takes its right
-// edge), then its weight (or 1) added to the bin: a scatter-add. With a bin count the
-// edges are linspace over the range (the data's, read here as the CPU does) and the bin
-// comes from linear interpolation checked against its neighbouring edges; with explicit
-// edges, from a search. Elements outside the edges (and NaN) count nowhere. ---
-
-void check_histogram(const Tensor& x, const Tensor& edges, const c10::optional<Tensor>& weight) {
-  TORCH_CHECK(x.dtype() == edges.dtype(), "torch.histogramdd: input tensor and bins tensors should",
-              " have the same dtype, but got input with dtype ", x.dtype(),
-              " and bins for dimension 0 with dtype ", edges.dtype());
-  TORCH_CHECK(edges.dim() == 1, "torch.histogramdd: bins tensor should have one dimension,",
-              " but got ", edges.dim(), " dimensions in the bins tensor for dimension 0");
-  TORCH_CHECK(edges.numel() > 0, "torch.histogramdd: bins tensor should have at least 1 element,",
-              " but got ", edges.numel(), " elements in the bins tensor for dimension 0");
-  if (weight.has_value() && weight->defined()) {
-    TORCH_CHECK(x.dtype() == weight->dtype(), "torch.histogramdd: if weight tensor is provided,",
-                " input tensor and weight tensor should have the same dtype, but got input(",
-                x.dtype(), "), and weight(", weight->dtype(), ")");
-    std::vector<int64_t> ws = weight->sizes().vec();
-    if (ws.empty()) ws = {1};
-    TORCH_CHECK(ws == std::vector<int64_t>{x.size(0)},
-                "torch.histogramdd: if weight tensor is provided it should have the same shape as",
-                " the input tensor excluding its innermost dimension, but got input with shape ",
-                x.sizes(), " and weight with shape ", weight->sizes());
-  }
-}
-
-void prepare_histogram(const Tensor& x, int64_t bins, Tensor& hist, Tensor& edges) {
-  TORCH_CHECK(x.dtype() == hist.dtype(), "torch.histogram: input tensor and hist tensor should",
-              " have the same dtype, but got input ", x.dtype(), " and hist ", hist.dtype());
-  TORCH_CHECK(x.dtype() == edges.dtype(),
-              "torch.histogram: input tensor and bin_edges tensor should",
-              " have the same dtype, but got input ", x.dtype(), " and bin_edges ", edges.dtype(),
-              " for dimension 0");
-  TORCH_CHECK(bins > 0, "torch.histogram(): bins must be > 0, but got ", bins, " for dimension 0");
-  at::native::resize_output(edges, {bins + 1});
-  at::native::resize_output(hist, {bins});
-}
-
-// Fills hist from x (M, 1) and its edges: `pos` gives each element's edge index, `inside`
-// whether it counts.
-void fill_histogram(const Tensor& x, const Tensor& edges, const Tensor& pos, const Tensor& inside,
-                    const c10::optional<Tensor>& weight, bool density, Tensor& hist) {
-  const c10::ScalarType st = x.scalar_type();
-  TORCH_CHECK(at::isFloatingType(st) && st != at::kHalf, "\"histogram_cpu\" not implemented for '",
-              c10::toString(st), "'");
-  const int64_t e = edges.numel();
-  Tensor v = x.reshape({-1});
-  Tensor bin = at::where(pos == e - 1, pos - 1, pos).clamp(0, std::max<int64_t>(e - 2, 0));
-  Tensor w = weight.has_value() && weight->defined() ? weight->reshape({-1}) : at::ones_like(v);
-  hist.zero_();
-  if (v.numel() > 0) hist.scatter_add_(0, bin, at::where(inside, w, at::zeros_like(w)));
-  if (density) {
-    hist.div_(hist.sum());
-    hist.div_(edges.diff());
-  }
-}
-
-std::tuple<Tensor&, Tensor&> histogram_ct_out(const Tensor& self, int64_t bins,
-                                              c10::optional<at::ArrayRef<double>> range,
-                                              const c10::optional<Tensor>& weight, bool density,
-                                              Tensor& hist, Tensor& edges) {
-  check_operands("histogram", {self, hist, edges});
-  Tensor x = self.reshape({self.numel(), 1});
-  prepare_histogram(x, bins, hist, edges);
-  double lo = 0, hi = 1;
-  if (range.has_value()) {
-    TORCH_CHECK(range->size() == 2, "torch.histogramdd: for a 1-dimensional histogram",
-                " range should have 2 elements, but got ", range->size());
-    lo = (*range)[0];
-    hi = (*range)[1];
-  } else if (x.numel() > 0) {
-    const c10::ScalarType st = x.scalar_type();
-    TORCH_CHECK(st == at::kFloat || st == at::kDouble, "\"histogramdd\" not implemented for '",
-                c10::toString(st), "'");
-    auto extrema = at::aminmax(x);  // realized here, as on the CPU
-    lo = std::get<0>(extrema).item<double>();
-    hi = std::get<1>(extrema).item<double>();
-  }
-  TORCH_CHECK(std::isfinite(lo) && std::isfinite(hi), "torch.histogramdd: dimension 0's range [",
-              lo, ", ", hi, "] is not finite");
-  TORCH_CHECK(lo <= hi, "torch.histogramdd: min should not exceed max, but got min ", lo, " max ",
-              hi, " for dimension 0");
-  if (lo == hi) lo -= 0.5, hi += 0.5;
-  at::linspace_out(edges, lo, hi, bins + 1);
-  check_histogram(x, edges,
-                  weight.has_value() && weight->defined()
-                      ? c10::optional<Tensor>(weight->reshape({weight->numel()}))
-                      : c10::nullopt);
-  // The CPU's interpolated bin, then the last of its neighbouring edges at or below the value.
-  Tensor v = x.reshape({-1});
-  Tensor first = edges[0], last = edges[bins];
-  Tensor guess = at::where((v >= first) & (v <= last),
-                           ((v - first) / (last - first) * double(bins)), at::zeros_like(v))
-                     .to(at::kLong);
-  Tensor lo_pos = (guess - 1).clamp_min(0), hi_pos = (guess + 2).clamp_max(bins + 1);
-  Tensor pos = lo_pos - 1;
-  for (int k = -1; k <= 1; ++k) {
-    Tensor at_k = guess + k;
-    Tensor edge = edges.index_select(0, at_k.clamp(0, bins));
-    pos = pos + ((at_k >= lo_pos) & (at_k < hi_pos) & (edge <= v)).to(at::kLong);
-  }
-  // NaN counts nowhere (the CPU's bin for it is undefined).
-  fill_histogram(x, edges, pos, (v >= first) & (v <= last), weight, density, hist);
-  return {hist, edges};
-}
-
-std::tuple<Tensor, Tensor> histogram_ct(const Tensor& self, int64_t bins,
-                                        c10::optional<at::ArrayRef<double>> range,
-                                        const c10::optional<Tensor>& weight, bool density) {
-  Tensor hist = empty_loom({0}, self.scalar_type()), edges = empty_loom({0}, self.scalar_type());
-  histogram_ct_out(self, bins, range, weight, density, hist, edges);
-  return {hist, edges};
-}
-
-std::tuple<Tensor&, Tensor&> histogram_edges_out(const Tensor& self, const Tensor& bins,
-                                                 const c10::optional<Tensor>& weight, bool density,
-                                                 Tensor& hist, Tensor& edges) {
-  check_operands("histogram", {self, bins, hist, edges});
-  Tensor x = self.reshape({self.numel(), 1});
-  c10::optional<Tensor> w = weight.has_value() && weight->defined()
-                                ? c10::optional<Tensor>(weight->reshape({weight->numel()}))
-                                : c10::nullopt;
-  check_histogram(x, bins, w);
-  prepare_histogram(x, bins.numel() - 1, hist, edges);
-  edges.copy_(bins);
-  // The CPU's binary search (std::upper_bound) step by step, so that edges out of order
-  // give its answer too: the first edge above the value, less one.
-  Tensor v = x.reshape({-1});
-  const int64_t e = edges.numel();
-  Tensor first = at::zeros_like(v, at::kLong), len = at::full_like(v, e, at::kLong);
-  for (int64_t left = e; left > 0; left /= 2) {
-    Tensor half = at::div(len, 2, "floor"), mid = first + half;
-    Tensor right = (len > 0) & (v < edges.index_select(0, mid.clamp(0, e - 1))).logical_not();
-    first = at::where(right, mid + 1, first);
-    len = at::where(len > 0, at::where(right, len - half - 1, half), len);
-  }
-  // Only values below the first edge or above the last are skipped: NaN counts.
-  Tensor outside = (v < edges[0]) | (edges[e - 1] < v);
-  fill_histogram(x, edges, first - 1, outside.logical_not(), weight, density, hist);
-  return {hist, edges};
-}
-
-std::tuple<Tensor, Tensor> histogram_edges(const Tensor& self, const Tensor& bins,
-                                           const c10::optional<Tensor>& weight, bool density) {
-  Tensor hist = empty_loom({0}, self.scalar_type()), edges = empty_loom({0}, bins.scalar_type());
-  histogram_edges_out(self, bins, weight, density, hist, edges);
-  return {hist, edges};
-}
-
 // --- bincount: the number of bins is the data's maximum plus one (read here, as on the
 // CPU, which realizes the input); the counts or weight sums are a scatter-add, which adds
 // in input order, as the CPU's loop does ---
@@ -466,10 +317,6 @@ Tensor bincount_fn(const Tensor& self, const c10::optional<Tensor>& weights, int
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("bincount", bincount_fn);
-  m.impl("histogram.bin_ct", histogram_ct);
-  m.impl("histogram.bin_ct_out", histogram_ct_out);
-  m.impl("histogram.bins_tensor", histogram_edges);
-  m.impl("histogram.bins_tensor_out", histogram_edges_out);
   m.impl("median", median_fn);
   m.impl("median.dim_values", median_out);
   m.impl("nanmedian", nanmedian_fn);

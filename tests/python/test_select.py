@@ -254,3 +254,43 @@ def test_histogram(dtype, shape):
 ])
 def test_histogram_errors(bad):
     raises_like_cpu(lambda: bad("cpu"), lambda: bad(loom.device))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("shape", [(40, 2), (3, 5, 3), (0, 2), (1, 1)])
+def test_histogramdd(dtype, shape):
+    # Bin counts per dimension (with and without a range), explicit edges (in order and
+    # not: the CPU's binary search decides), weights and densities, against the CPU's.
+    loom.reset_metrics()
+    g = torch.Generator().manual_seed(shape[0])
+    x = (torch.randn(shape, generator=g) * 2).to(dtype)
+    w = torch.rand(shape[:-1], generator=g).to(dtype)
+    n = shape[-1]
+    counts = [2, 3, 4][:n]
+    edges = [torch.tensor([-3.0, -0.5, 0.0, 1.0, 3.0], dtype=dtype),
+             torch.tensor([-1.0, 2.0, 0.5, 4.0], dtype=dtype),
+             torch.tensor([-2.0, 2.0], dtype=dtype)][:n]
+    calls = [(counts, {}), (counts, dict(range=[-1.0, 1.0] * n)), (edges, {})]
+    for bins, kw in calls:
+        for weighted in (False, True):
+            for density in (False, True):
+                args = dict(kw, weight=w if weighted else None, density=density)
+                want = torch.histogramdd(x, bins, **args)
+                on = {k: v.to(loom.device) if isinstance(v, torch.Tensor) else v for k, v in args.items()}
+                lbins = [b.to(loom.device) for b in bins] if isinstance(bins[0], torch.Tensor) else bins
+                got = torch.histogramdd(x.to(loom.device), lbins, **on)
+                torch.testing.assert_close(got.hist.cpu(), want.hist, equal_nan=True)
+                for a, b in zip(got.bin_edges, want.bin_edges):
+                    torch.testing.assert_close(a.cpu(), b, rtol=1e-6, atol=0)
+    assert loom.metrics()["fallbacks"] == {}
+
+
+@pytest.mark.parametrize("bad", [
+    lambda d: torch.histogramdd(torch.ones(3, 2, dtype=torch.long, device=d), [2, 2]),
+    lambda d: torch.histogramdd(torch.ones(3, 2, device=d), [2, 2], range=[0.0, 1.0]),
+    lambda d: torch.histogramdd(torch.ones(3, 2, device=d), [2, 2], weight=torch.ones(2, device=d)),
+    lambda d: torch.histogramdd(torch.ones(3, 2, device=d), [torch.ones(2, device=d)]),
+    lambda d: torch.histogramdd(torch.ones(3, 2, device=d), [torch.ones(2, device=d), torch.ones(0, device=d)]),
+])
+def test_histogramdd_errors(bad):
+    raises_like_cpu(lambda: bad("cpu"), lambda: bad(loom.device))
