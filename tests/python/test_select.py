@@ -211,6 +211,31 @@ def test_mode_matches_cpu_indices(dtype):
         torch.mode(torch.empty(3, 0, dtype=dtype, device=D), 1)
 
 
+def compare_histograms(fn, x, w, calls):
+    """fn (histogram or histogramdd) on Loom against the CPU, for each (bins, kwargs) of
+    calls, weighted or not, as densities or not: the counts, and the edges to an ulp (a
+    bin count's edges come from linspace)."""
+    def on_loom(v):
+        if isinstance(v, torch.Tensor):
+            return v.to(loom.device)
+        if isinstance(v, (list, tuple)) and v and isinstance(v[0], torch.Tensor):
+            return [t.to(loom.device) for t in v]
+        return v
+
+    for bins, kw in calls:
+        for weighted in (False, True):
+            for density in (False, True):
+                args = dict(kw, weight=w if weighted else None, density=density)
+                want = fn(x, bins, **args)
+                got = fn(x.to(loom.device), on_loom(bins), **{k: on_loom(v) for k, v in args.items()})
+                torch.testing.assert_close(got.hist.cpu(), want.hist, equal_nan=True)
+                got_edges = got.bin_edges if isinstance(got.bin_edges, (list, tuple)) else [got.bin_edges]
+                want_edges = want.bin_edges if isinstance(want.bin_edges, (list, tuple)) else [want.bin_edges]
+                for a, b in zip(got_edges, want_edges):
+                    torch.testing.assert_close(a.cpu(), b, rtol=1e-6, atol=0)
+    assert loom.metrics()["fallbacks"] == {}
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("shape", [(100,), (7, 9), (0,), (1,)])
 def test_histogram(dtype, shape):
@@ -229,16 +254,7 @@ def test_histogram(dtype, shape):
         for rng in (None, (0.0, 2.0), (-1.0, 1.0)):
             calls.append((bins, dict(range=rng)))
     calls.append((edges, {}))
-    for bins, kw in calls:
-        for weighted in (False, True):
-            for density in (False, True):
-                args = dict(kw, weight=w if weighted else None, density=density)
-                want = torch.histogram(x, bins, **args)
-                on = {k: v.to(loom.device) if isinstance(v, torch.Tensor) else v for k, v in args.items()}
-                got = torch.histogram(x.to(loom.device), bins.to(loom.device) if isinstance(bins, torch.Tensor) else bins, **on)
-                torch.testing.assert_close(got.hist.cpu(), want.hist, equal_nan=True)
-                torch.testing.assert_close(got.bin_edges.cpu(), want.bin_edges, rtol=1e-6, atol=0)
-    assert loom.metrics()["fallbacks"] == {}
+    compare_histograms(torch.histogram, x, w, calls)
 
 
 @pytest.mark.parametrize("bad", [
@@ -271,18 +287,7 @@ def test_histogramdd(dtype, shape):
              torch.tensor([-1.0, 2.0, 0.5, 4.0], dtype=dtype),
              torch.tensor([-2.0, 2.0], dtype=dtype)][:n]
     calls = [(counts, {}), (counts, dict(range=[-1.0, 1.0] * n)), (edges, {})]
-    for bins, kw in calls:
-        for weighted in (False, True):
-            for density in (False, True):
-                args = dict(kw, weight=w if weighted else None, density=density)
-                want = torch.histogramdd(x, bins, **args)
-                on = {k: v.to(loom.device) if isinstance(v, torch.Tensor) else v for k, v in args.items()}
-                lbins = [b.to(loom.device) for b in bins] if isinstance(bins[0], torch.Tensor) else bins
-                got = torch.histogramdd(x.to(loom.device), lbins, **on)
-                torch.testing.assert_close(got.hist.cpu(), want.hist, equal_nan=True)
-                for a, b in zip(got.bin_edges, want.bin_edges):
-                    torch.testing.assert_close(a.cpu(), b, rtol=1e-6, atol=0)
-    assert loom.metrics()["fallbacks"] == {}
+    compare_histograms(torch.histogramdd, x, w, calls)
 
 
 @pytest.mark.parametrize("bad", [
