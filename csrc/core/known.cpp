@@ -1,5 +1,6 @@
 #include "core/known.h"
 
+#include <cmath>
 #include <cstring>
 #include <unordered_map>
 
@@ -97,7 +98,10 @@ struct Folder {
       case OpKind::Leaf: {
         if (n.op == Op::Const) {
           const Scalar& s = std::get<Scalar>(n.arg);
-          if (!s.is_int && (s.im != 0 || double(int64_t(s.f)) != s.f)) return std::nullopt;
+          // A float constant is followed only when it is an integer within int64's range
+          // (converting others would be undefined).
+          if (!s.is_int && (s.im != 0 || !(std::fabs(s.f) < 9.2e18) || std::trunc(s.f) != s.f))
+            return std::nullopt;
           std::fill(out.begin(), out.end(), as_dtype(uint64_t(s.is_int ? s.i : int64_t(s.f)), t));
           return out;
         }
