@@ -135,6 +135,10 @@ std::tuple<Tensor, Tensor, Tensor> group_norm_backward(const Tensor& grad_out, c
   NodeRef xhat = binary(Op::Mul, binary(Op::Sub, x, mu), r);
   if (mask[0]) {
     NodeRef gx = has(weight) ? binary(Op::Mul, go, per_channel(*weight, s5, acc)) : go;
+    // One pass for both sums (NOTE [Cohorts]); held while the means are built on them.
+    NodeRef gx_sum = reduce(ReduceKind::Sum, gx, axes, gx->dtype);
+    NodeRef gxx_sum = reduce(ReduceKind::Sum, binary(Op::Mul, gx, xhat), axes, gx->dtype);
+    make_cohort({gx_sum, gxx_sum});
     NodeRef a = mean_over(gx, axes, count);
     NodeRef b = mean_over(binary(Op::Mul, gx, xhat), axes, count);
     assign(grouped(gi, group),
@@ -144,10 +148,11 @@ std::tuple<Tensor, Tensor, Tensor> group_norm_backward(const Tensor& grad_out, c
   std::vector<int> outer{0};
   for (size_t d = 3; d < s5.size(); ++d) outer.push_back(int(d));
   const Shape gd{group, c / group};
-  if (mask[1])
-    assign(gw.view(gd),
-           squeeze_to(reduce(ReduceKind::Sum, binary(Op::Mul, go, xhat), outer, acc), gd, {1, 2}));
-  if (mask[2]) assign(gb.view(gd), squeeze_to(reduce(ReduceKind::Sum, go, outer, acc), gd, {1, 2}));
+  NodeRef goxhat_sum = reduce(ReduceKind::Sum, binary(Op::Mul, go, xhat), outer, acc);
+  NodeRef go_sum = reduce(ReduceKind::Sum, go, outer, acc);
+  if (mask[1] && mask[2]) make_cohort({goxhat_sum, go_sum});
+  if (mask[1]) assign(gw.view(gd), squeeze_to(goxhat_sum, gd, {1, 2}));
+  if (mask[2]) assign(gb.view(gd), squeeze_to(go_sum, gd, {1, 2}));
   return {gi, gw, gb};
 }
 

@@ -20,15 +20,15 @@ Tensor& store_result(Tensor& out, const Tensor& meta, const NodeRef& value) {
   return out;
 }
 
-// --- threshold_backward: grad where self > threshold, else 0 ---
+// --- threshold_backward: 0 where self <= threshold, else grad (a NaN passes it, as on the CPU) ---
 
 NodeRef threshold_backward_value(const Tensor& grad, const Tensor& self, const c10::Scalar& th,
                                  const Tensor& meta) {
   Shape s = shape_of(meta.sizes());
   DType t = to_loom(meta.scalar_type());
   NodeRef x = operand(self, s, t);
-  NodeRef keep = binary(Op::Gt, x, scalar_node(th, s, t));
-  return where(keep, operand(grad, s, t), constant(Scalar::of_int(0), t, s));
+  NodeRef drop = binary(Op::Le, x, scalar_node(th, s, t));
+  return where(drop, constant(Scalar::of_int(0), t, s), operand(grad, s, t));
 }
 
 Tensor threshold_backward_fn(const Tensor& grad, const Tensor& self, const c10::Scalar& th) {

@@ -255,6 +255,11 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_backward(
   }
   NodeRef xhat = binary(Op::Mul, binary(Op::Sub, x, mu), invstd);
   NodeRef w = has(weight) ? along(cast(read_tensor(*weight), acc), s, 1) : scalar(1.0, acc, s);
+  // Both sums are read by the input gradient in training and by the parameter gradients:
+  // computed in one pass (NOTE [Cohorts]).
+  NodeRef go_sum = reduce(ReduceKind::Sum, go, axes, acc);
+  NodeRef goxhat_sum = reduce(ReduceKind::Sum, binary(Op::Mul, go, xhat), axes, acc);
+  if ((mask[0] && train) || (mask[1] && mask[2])) make_cohort({go_sum, goxhat_sum});
   if (mask[0]) {
     NodeRef v;
     if (train) {
@@ -267,11 +272,8 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_backward(
     }
     assign(gi, cast(v, t));
   }
-  if (mask[1])
-    assign(gw, cast(per_channel(reduce(ReduceKind::Sum, binary(Op::Mul, go, xhat), axes, acc), c),
-                    to_loom(gw.scalar_type())));
-  if (mask[2])
-    assign(gb, cast(per_channel(reduce(ReduceKind::Sum, go, axes, acc), c), to_loom(gb.scalar_type())));
+  if (mask[1]) assign(gw, cast(per_channel(goxhat_sum, c), to_loom(gw.scalar_type())));
+  if (mask[2]) assign(gb, cast(per_channel(go_sum, c), to_loom(gb.scalar_type())));
   return {gi, gw, gb};
 }
 

@@ -102,6 +102,7 @@ std::tuple<Tensor, Tensor> max_pool(const Tensor& self, IntArrayRef kernel, IntA
   NodeRef w = binary(Op::Add, binary(Op::Mul, iota(DType::Int64, s4, 3), int_const(g.sw, s4)),
                      binary(Op::Sub, binary(Op::Mul, kw, int_const(g.dw, s4)), int_const(g.pw, s4)));
   NodeRef flat = binary(Op::Add, binary(Op::Mul, h, int_const(g.w, s4)), w);
+  make_cohort({m, flat});  // the backward reads the indices (NOTE [Cohorts])
   assign(as_4d(out), m);
   assign(as_4d(idx), flat);
   return {out, idx};

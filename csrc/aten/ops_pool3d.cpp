@@ -142,6 +142,7 @@ void max_forward(const Tensor& self, const std::vector<Dim>& dims, const Tensor&
     for (int q = i + 1; q < k; ++q) plane_stride *= dims[size_t(q)].in;
     flat = binary(Op::Add, flat, binary(Op::Mul, c, int_const(plane_stride, s)));
   }
+  make_cohort({m, flat});  // the backward reads the indices (NOTE [Cohorts])
   assign(batched(out, k), m);
   assign(batched(idx, k), flat);
 }

@@ -229,8 +229,10 @@ void extremum_dim_into(ReduceKind kind, const Tensor& self, int64_t dim, const T
   Axes axes = one_axis(self.dim(), dim);
   EngineLock g(engine_mutex());
   ReduceKind arg = kind == ReduceKind::Max ? ReduceKind::ArgMax : ReduceKind::ArgMin;
-  assign(values, drop_axes(reduced(kind, self, axes, dtype_of(values)), axes, out_shape(values)));
-  assign(indices, drop_axes(reduced(arg, self, axes, DType::Int64), axes, out_shape(indices)));
+  NodeRef v = reduced(kind, self, axes, dtype_of(values)), i = reduced(arg, self, axes, DType::Int64);
+  if (v->op == Op::Reduce && i->op == Op::Reduce) make_cohort({v, i});  // NOTE [Cohorts]
+  assign(values, drop_axes(v, axes, out_shape(values)));
+  assign(indices, drop_axes(i, axes, out_shape(indices)));
 }
 
 #define LOOM_EXTREMUM_DIM(name, KIND)                                                         \

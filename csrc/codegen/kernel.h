@@ -31,6 +31,15 @@ struct LNode {
   const Node* origin = nullptr;  // Const: the node lowered (for a kernel plan's slots)
 };
 
+// A further output of a store kernel (NOTE [Cohorts], schedule/fuse.cpp): a value over the
+// same loops as the root, stored at its own index into buffer `param`.
+struct LOutput {
+  int root = -1;
+  Affine index;
+  DType dtype;
+  int param = -1;
+};
+
 struct LKernel {
   std::vector<int64_t> var_size;
   std::vector<bool> is_output_var;  // output loop vs reduce/scan loop
@@ -51,6 +60,7 @@ struct LKernel {
   // A batched kernel may first fill its whole output (loads none): the buffer's pending
   // value below the batch, so a fresh tensor and its setitem loop are one kernel.
   std::shared_ptr<LKernel> prologue;
+  std::vector<LOutput> extra;  // plain store kernels only
   // Fault messages of the kernel's Check nodes, by local check number.
   std::vector<int> checks;
   bool check_in_reduce = false;  // some Check runs inside a reduction loop
@@ -58,9 +68,20 @@ struct LKernel {
   std::vector<DType> param_dtype;
 };
 
-// Pass 1: the loop nest of `value` stored through `out` into `out_mem`.
+// A further value that a store kernel computes and stores: of the stored value's shape,
+// written through `view` (of that shape too) into `mem`.
+struct ExtraStore {
+  View view;
+  DType dtype;
+  NodeRef value;
+  std::shared_ptr<Memory> mem;
+};
+
+// Pass 1: the loop nest of `value` stored through `out` into `out_mem`, and of the `extra`
+// stores beside it.
 LKernel lower_store(const View& out, DType dtype, const NodeRef& value,
-                    const std::shared_ptr<Memory>& out_mem);
+                    const std::shared_ptr<Memory>& out_mem,
+                    const std::vector<ExtraStore>& extra = {});
 // Pass 1 for one store of a batch: constants and offsets become argument slots, and
 // loads of `self_flats` (earlier states of the stored buffer) read the output memory.
 LKernel lower_batched_store(const View& out, DType dtype, const NodeRef& value,
@@ -96,7 +117,8 @@ std::string lkernel_str(const LKernel& k);
 // Lowers, renders, compiles (cached) and runs the store kernel. A failed Check throws
 // KernelFault (core/fault.h) after the kernel stopped.
 void run_store_kernel(const View& out, DType dtype, const NodeRef& value,
-                      const std::shared_ptr<Memory>& out_mem);
+                      const std::shared_ptr<Memory>& out_mem,
+                      const std::vector<ExtraStore>& extra = {});
 // place_reductions(...).ok for the store kernel of `value` through `out`, remembered by
 // graph (NOTE [Kernel plans]).
 bool reductions_placed(const View& out, DType dtype, const NodeRef& value);

@@ -84,7 +84,9 @@ struct Lowerer {
   }
 
   int lower(const NodeRef& n, const std::vector<Affine>& env) {
-    auto key = std::make_pair(n.get(), env_key(env));
+    // A constant is the same wherever it is read: one node, so that expressions over it
+    // (the summands of joint reductions, whose loop variables differ) stay alike.
+    auto key = std::make_pair(n.get(), n->op == Op::Const ? std::string() : env_key(env));
     auto it = memo.find(key);
     if (it != memo.end()) return it->second;
     LNode ln{n->op, n->dtype, {}, n->arg};
@@ -183,7 +185,7 @@ struct Lowerer {
 }  // namespace
 
 LKernel lower_store(const View& out, DType dtype, const NodeRef& value,
-                    const std::shared_ptr<Memory>& out_mem) {
+                    const std::shared_ptr<Memory>& out_mem, const std::vector<ExtraStore>& extra) {
   Lowerer L;
   L.k.out_dtype = dtype;
   L.param_for(out_mem, dtype);
@@ -201,6 +203,18 @@ LKernel lower_store(const View& out, DType dtype, const NodeRef& value,
     L.k.root = L.add(std::move(ln));
   } else {
     L.k.root = L.lower(value, env);
+  }
+  if (!extra.empty() && scan_axis >= 0) throw std::logic_error("loom: a scan kernel with outputs beside it");
+  for (const ExtraStore& e : extra) {
+    if (e.view.sizes != out.sizes || e.value->shape != value->shape)
+      throw std::logic_error("loom: a kernel's outputs differ in shape");
+    LOutput o;
+    o.dtype = e.dtype;
+    o.param = L.param_for(e.mem, e.dtype);
+    o.index.c = e.view.offset;
+    for (size_t d = 0; d < env.size(); ++d) add_scaled(o.index, env[d], e.view.strides[d]);
+    o.root = L.lower(e.value, env);
+    L.k.extra.push_back(std::move(o));
   }
   return std::move(L.k);
 }
@@ -258,6 +272,7 @@ LKernel lower_scatter(DType dtype, const NodeRef& value, const NodeRef& index, i
 void collapse_loops(LKernel& k) {
   int nv = int(k.var_size.size());
   std::vector<Affine*> idx{&k.out_index};
+  for (auto& o : k.extra) idx.push_back(&o.index);
   for (auto& n : k.nodes)
     if (n.op == Op::Load || n.op == Op::Iota || n.op == Op::RandUniform ||
         n.op == Op::RandNormal)
@@ -379,6 +394,7 @@ std::string lkernel_str(const LKernel& k) {
     if (n.check >= 0) os << " check" << n.check;
     os << "\n";
   }
+  for (const LOutput& o : k.extra) os << "  out p" << o.param << " = v" << o.root << "\n";
   return os.str();
 }
 

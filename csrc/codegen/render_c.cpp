@@ -114,81 +114,119 @@ int Renderer::reduce_lanes(const LNode& n, ReduceKind kind, DType acc_t) const {
   return k.var_size[n.vars.back()] >= 2 * lanes ? lanes : 0;
 }
 
-std::string Renderer::emit_reduce(int id, int depth) {
-  const LNode& n = k.nodes[id];
+DType Renderer::reduce_acc_type(const LNode& n) const {
   const ReduceKind kind = std::get<ReduceArg>(n.arg).kind;
   const bool arg =
       kind == ReduceKind::ArgMax || kind == ReduceKind::ArgMin || kind == ReduceKind::PoolArgMax;
-  const bool mx = kind != ReduceKind::ArgMin;
-  DType vt = k.nodes[n.src[0]].dtype;
-  DType acc_t = arg ? vt : n.dtype;
-  std::string T = compute_ctype(acc_t), init = c_reduce_init(kind, acc_t);
-  // NOTE [Float arg reductions]: a float argmax/argmin compares integer keys that order
-  // as the values do (-0.0 as 0.0), NaN above (argmax) or below (argmin) every number,
-  // so that the first NaN, else the first extreme, wins with one strict comparison.
-  // Written on the floats (`v > acc || v != v && acc == acc`), gcc kept a branch, which
-  // a pooling window mispredicts about half the time (20x slower).
-  const bool keyed = arg && is_floating(vt);
-  const bool wide = keyed && vt == DType::Float64;
-  if (keyed) {
-    T = wide ? "int64_t" : "int32_t";
-    init = std::string(wide ? "INT64" : "INT32") + (mx ? "_MIN" : "_MAX");
-  }
-  std::string acc = "acc" + std::to_string(id), best = "idx" + std::to_string(id);
-  const int lanes = reduce_lanes(n, kind, acc_t);
-  const std::string lacc = "lacc" + std::to_string(id), l = "l" + std::to_string(id);
-  const std::string L = std::to_string(lanes) + "LL";
-  line(depth, T + " " + acc + " = " + init + ";");
-  if (arg) line(depth, "int64_t " + best + " = 0;");
+  return arg ? k.nodes[n.src[0]].dtype : n.dtype;
+}
+
+std::string Renderer::emit_reduce(int id, int depth) {
+  const LNode& first = k.nodes[id];
+  std::vector<int> group{id};
+  for (int p : partners(id)) group.push_back(p);
+  // One accumulator per member of the group.
+  struct Acc {
+    int id;
+    ReduceKind kind;
+    bool arg, mx, keyed, wide;
+    DType vt, acc_t;
+    std::string T, init, acc, best, lacc, lin;
+  };
+  std::vector<Acc> accs;
+  const int lanes = reduce_lanes(first, std::get<ReduceArg>(first.arg).kind, reduce_acc_type(first));
+  const std::string l = "l" + std::to_string(id), L = std::to_string(lanes) + "LL";
   auto cached = row_cache.find(id);
   const std::string row = "row" + std::to_string(id);
-  if (cached != row_cache.end())
-    line(depth, std::string(compute_ctype(vt)) + " " + row + "[" +
-                    std::to_string(k.var_size[n.vars[0]]) + "LL];");
-  if (lanes) {
-    line(depth, T + " " + lacc + "[" + L + "];");
-    line(depth, "for (int64_t " + l + " = 0; " + l + " < " + L + "; ++" + l + ") " + lacc + "[" +
-                    l + "] = " + init + ";");
+  for (int m : group) {
+    const LNode& n = k.nodes[m];
+    Acc a;
+    a.id = m;
+    a.kind = std::get<ReduceArg>(n.arg).kind;
+    a.arg = a.kind == ReduceKind::ArgMax || a.kind == ReduceKind::ArgMin ||
+            a.kind == ReduceKind::PoolArgMax;
+    a.mx = a.kind != ReduceKind::ArgMin;
+    a.vt = k.nodes[n.src[0]].dtype;
+    a.acc_t = reduce_acc_type(n);
+    a.T = compute_ctype(a.acc_t);
+    a.init = c_reduce_init(a.kind, a.acc_t);
+    // NOTE [Float arg reductions]: a float argmax/argmin compares integer keys that order
+    // as the values do (-0.0 as 0.0), NaN above (argmax) or below (argmin) every number,
+    // so that the first NaN, else the first extreme, wins with one strict comparison.
+    // Written on the floats (`v > acc || v != v && acc == acc`), gcc kept a branch, which
+    // a pooling window mispredicts about half the time (20x slower).
+    a.keyed = a.arg && is_floating(a.vt);
+    a.wide = a.keyed && a.vt == DType::Float64;
+    if (a.keyed) {
+      a.T = a.wide ? "int64_t" : "int32_t";
+      a.init = std::string(a.wide ? "INT64" : "INT32") + (a.mx ? "_MIN" : "_MAX");
+    }
+    a.acc = "acc" + std::to_string(m);
+    a.best = "idx" + std::to_string(m);
+    a.lacc = "lacc" + std::to_string(m);
+    a.lin = "0";
+    for (int v : n.vars)
+      a.lin = "(" + a.lin + ") * " + std::to_string(k.var_size[v]) + "LL + " + var_name(k, v);
+    line(depth, a.T + " " + a.acc + " = " + a.init + ";");
+    if (a.arg) line(depth, "int64_t " + a.best + " = 0;");
+    if (lanes) {
+      line(depth, a.T + " " + a.lacc + "[" + L + "];");
+      line(depth, "for (int64_t " + l + " = 0; " + l + " < " + L + "; ++" + l + ") " + a.lacc +
+                      "[" + l + "] = " + a.init + ";");
+    }
+    accs.push_back(std::move(a));
   }
+  if (cached != row_cache.end())
+    line(depth, std::string(compute_ctype(accs[0].vt)) + " " + row + "[" +
+                    std::to_string(k.var_size[first.vars[0]]) + "LL];");
   int d = depth;
-  std::string lin = "0";
-  for (size_t i = 0; i < n.vars.size(); ++i) {
-    int v = n.vars[i];
-    lin = "(" + lin + ") * " + std::to_string(k.var_size[v]) + "LL + " + var_name(k, v);
-    if (!lanes || i + 1 < n.vars.size()) line(d++, loop(var_name(k, v), k.var_size[v]) + " {");
+  for (size_t i = 0; i < first.vars.size(); ++i) {
+    int v = first.vars[i];
+    if (!lanes || i + 1 < first.vars.size()) line(d++, loop(var_name(k, v), k.var_size[v]) + " {");
   }
   auto body = [&](int at) {
     scopes.emplace_back();
-    std::string v = emit(n.src[0], at);
-    if (cached != row_cache.end()) line(at, row + "[" + var_name(k, n.vars[0]) + "] = " + v + ";");
-    if (keyed) {
-      const std::string nan_key = std::string(wide ? "INT64" : "INT32") + (mx ? "_MAX" : "_MIN");
-      // PoolArgMax takes every NaN (the only key equal to nan_key), so the last one wins;
-      // an integer test, which gcc keeps branch-free where `v != v` became a branch.
-      const std::string also = kind == ReduceKind::PoolArgMax ? " | (k_ == " + nan_key + ")" : "";
-      line(at, "{ const " + T + " k_ = " + v + " != " + v + " ? " + nan_key + " : " +
-                   (wide ? "loom_dkey(" : "loom_fkey(") + v + "); const int t_ = (k_" +
-                   (mx ? " > " : " < ") + acc + ")" + also + "; " + acc + " = t_ ? k_ : " + acc +
-                   "; " + best + " = t_ ? " + lin + " : " + best + "; }");
-    } else if (arg) {
-      const char* cmp = mx ? " > " : " < ";
-      // The first NaN, else the first extreme. Computed without a branch (NOTE [NaN-sticky
-      // max]): a branch on data is mispredicted about half the time in a pooling window.
-      line(at, "{ const int t_ = (" + v + cmp + acc + ") | ((" + v + " != " + v + ") & (" + acc +
-                   " == " + acc + ")); " + acc + " = t_ ? " + v + " : " + acc + "; " + best +
-                   " = t_ ? " + lin + " : " + best + "; }");
-    } else if (lanes) {
-      std::string a = lacc + "[" + l + "]";
-      line(at, a + " = " + c_reduce_combine(kind, acc_t, a, v) + ";");
-    } else {
-      line(at, c_reduce_step(kind, acc_t, acc, v));
+    // The partners' loop variables are the first's.
+    for (size_t g = 1; g < group.size(); ++g)
+      for (size_t i = 0; i < first.vars.size(); ++i)
+        line(at, "const int64_t " + var_name(k, k.nodes[group[g]].vars[i]) + " = " +
+                     var_name(k, first.vars[i]) + ";");
+    for (const Acc& a : accs) {
+      std::string v = emit(k.nodes[a.id].src[0], at);
+      if (a.id == id && cached != row_cache.end())
+        line(at, row + "[" + var_name(k, first.vars[0]) + "] = " + v + ";");
+      if (a.keyed) {
+        const std::string nan_key =
+            std::string(a.wide ? "INT64" : "INT32") + (a.mx ? "_MAX" : "_MIN");
+        // PoolArgMax takes every NaN (the only key equal to nan_key), so the last one
+        // wins; an integer test, which gcc keeps branch-free where `v != v` became a branch.
+        const std::string also =
+            a.kind == ReduceKind::PoolArgMax ? " | (k_ == " + nan_key + ")" : "";
+        line(at, "{ const " + a.T + " k_ = " + v + " != " + v + " ? " + nan_key + " : " +
+                     (a.wide ? "loom_dkey(" : "loom_fkey(") + v + "); const int t_ = (k_" +
+                     (a.mx ? " > " : " < ") + a.acc + ")" + also + "; " + a.acc + " = t_ ? k_ : " +
+                     a.acc + "; " + a.best + " = t_ ? " + a.lin + " : " + a.best + "; }");
+      } else if (a.arg) {
+        const char* cmp = a.mx ? " > " : " < ";
+        // The first NaN, else the first extreme. Computed without a branch (NOTE
+        // [NaN-sticky max]): a branch on data is mispredicted about half the time in a
+        // pooling window.
+        line(at, "{ const int t_ = (" + v + cmp + a.acc + ") | ((" + v + " != " + v + ") & (" +
+                     a.acc + " == " + a.acc + ")); " + a.acc + " = t_ ? " + v + " : " + a.acc +
+                     "; " + a.best + " = t_ ? " + a.lin + " : " + a.best + "; }");
+      } else if (lanes) {
+        std::string s = a.lacc + "[" + l + "]";
+        line(at, s + " = " + c_reduce_combine(a.kind, a.acc_t, s, v) + ";");
+      } else {
+        line(at, c_reduce_step(a.kind, a.acc_t, a.acc, v));
+      }
     }
     scopes.pop_back();
   };
   if (lanes) {
     // Whole blocks of `lanes` elements, then the remainder in lanes 0.. of the last block.
-    const std::string r = var_name(k, n.vars.back()), ro = r + "o";
-    const int64_t size = k.var_size[n.vars.back()], main = size / lanes * lanes;
+    const std::string r = var_name(k, first.vars.back()), ro = r + "o";
+    const int64_t size = k.var_size[first.vars.back()], main = size / lanes * lanes;
     line(d++, "for (int64_t " + ro + " = 0; " + ro + " < " + std::to_string(main) + "LL; " + ro +
                   " += " + L + ") {");
     if (id == prefetch_host) emit_prefetches(ro, lanes, d);
@@ -210,24 +248,95 @@ std::string Renderer::emit_reduce(int id, int depth) {
       line(--d, "}");
     }
   } else {
-    if (n.vars.empty()) line(d++, "{");  // loops of size 1 were dropped: a block still
-    body(d);                             // keeps the body's names to itself
+    if (first.vars.empty()) line(d++, "{");  // loops of size 1 were dropped: a block still
+    body(d);                                 // keeps the body's names to itself
   }
   while (d > depth) line(--d, "}");
-  if (lanes) {
-    for (int h = lanes / 2; h > 0; h /= 2) {
-      std::string hs = std::to_string(h) + "LL";
-      line(depth, "for (int64_t " + l + " = 0; " + l + " < " + hs + "; ++" + l + ") " + lacc + "[" +
-                      l + "] = " +
-                      c_reduce_combine(kind, acc_t, lacc + "[" + l + "]",
-                                       lacc + "[" + l + " + " + hs + "]") +
-                      ";");
+  for (const Acc& a : accs) {
+    if (lanes) {
+      for (int h = lanes / 2; h > 0; h /= 2) {
+        std::string hs = std::to_string(h) + "LL";
+        line(depth, "for (int64_t " + l + " = 0; " + l + " < " + hs + "; ++" + l + ") " + a.lacc +
+                        "[" + l + "] = " +
+                        c_reduce_combine(a.kind, a.acc_t, a.lacc + "[" + l + "]",
+                                         a.lacc + "[" + l + " + " + hs + "]") +
+                        ";");
+      }
+      line(depth, a.acc + " = " + a.lacc + "[0];");
     }
-    line(depth, acc + " = " + lacc + "[0];");
+    scopes.back()[a.id] = a.arg ? a.best : a.acc;
   }
-  std::string name = arg ? best : acc;
-  scopes.back()[id] = name;
-  return name;
+  return scopes.back()[id];
+}
+
+// NOTE [Joint reductions]: reductions of a kernel over loops of the same sizes that
+// neither reads the other (max pooling's value and index, the two sums of a norm's
+// backward) run in one loop nest: the partners' loop variables alias the first's, and each
+// element their summands share is loaded once. Each keeps its own accumulator and order,
+// so results are those of separate loops. Partners must be computed at the same place: not
+// inside another reduction, at the same hoisting level, without row caches of their own.
+std::vector<int> Renderer::partners(int id) {
+  std::vector<int> out;
+  const LNode& n = k.nodes[id];
+  if (in_lanes || row_cache.count(id) || nested_reduce(id)) return out;
+  const ReduceKind kind = std::get<ReduceArg>(n.arg).kind;
+  const int lanes = reduce_lanes(n, kind, reduce_acc_type(n));
+  auto same_loops = [&](const LNode& p) {
+    if (p.vars.size() != n.vars.size()) return false;
+    for (size_t i = 0; i < n.vars.size(); ++i)
+      if (k.var_size[p.vars[i]] != k.var_size[n.vars[i]]) return false;
+    return true;
+  };
+  for (size_t j = 0; j < k.nodes.size(); ++j) {
+    const LNode& p = k.nodes[j];
+    if (int(j) == id || p.op != Op::Reduce || find(int(j)) || row_cache.count(int(j)) ||
+        int(j) == prefetch_host || !same_loops(p))
+      continue;
+    if (placement && placement->level[j] != placement->level[id]) continue;
+    if (reduce_lanes(p, std::get<ReduceArg>(p.arg).kind, reduce_acc_type(p)) != lanes) continue;
+    if (nested_reduce(int(j)) || reaches(int(j), id) || reaches(id, int(j))) continue;
+    bool apart = true;
+    for (int q : out) apart &= !reaches(int(j), q) && !reaches(q, int(j));
+    if (apart) out.push_back(int(j));
+  }
+  return out;
+}
+
+// Whether node `from` reads node `to`, directly or through other nodes.
+bool Renderer::reaches(int from, int to) const {
+  if (from < to) return false;  // sources come before their users
+  std::vector<int> stack{from};
+  std::vector<bool> seen(k.nodes.size());
+  while (!stack.empty()) {
+    int i = stack.back();
+    stack.pop_back();
+    if (i == to) return true;
+    if (seen[i] || i < to) continue;
+    seen[i] = true;
+    for (int s : k.nodes[i].src) stack.push_back(s);
+  }
+  return false;
+}
+
+// Whether reduction `id` runs inside another reduction's loop: its summand depends on
+// reduction variables other than its own.
+bool Renderer::nested_reduce(int id) const {
+  const LNode& n = k.nodes[id];
+  std::vector<int> stack{n.src[0]};
+  std::vector<bool> seen(k.nodes.size());
+  while (!stack.empty()) {
+    int i = stack.back();
+    stack.pop_back();
+    if (seen[i]) continue;
+    seen[i] = true;
+    const LNode& m = k.nodes[i];
+    for (size_t v = 0; v < m.index.coef.size(); ++v)
+      if (m.index.coef[v] && !k.is_output_var[v] &&
+          std::find(n.vars.begin(), n.vars.end(), int(v)) == n.vars.end())
+        return true;
+    for (int s : m.src) stack.push_back(s);
+  }
+  return false;
 }
 
 // `hoist`: reductions placed at output loop i (place_reductions) are emitted as soon as
@@ -383,6 +492,7 @@ std::string Renderer::render(bool entry) {
   ReducePlacement hoist;
   if (plain) hoist = place_reductions(k);
   const size_t outer_scopes = scopes.size();
+  if (plain && hoist.ok) placement = &hoist;
   if (plain && hoist.ok) plan_row_caches(hoist);
   if (plain && hoist.ok && !k.check_in_reduce) plan_prefetch(hoist);
   depth = open_output_loops(k.scan_var < 0 && k.out_dyn < 0, depth, true,
@@ -423,6 +533,11 @@ std::string Renderer::render(bool entry) {
     std::string out = "p0[" + slotted(k.out_slot, k.out_index) + "]";
     std::string v = emit(k.root, depth);
     line(depth, out + " = " + c_store(k.out_dtype, v) + ";");
+    for (const LOutput& o : k.extra) {
+      std::string e = emit(o.root, depth);
+      line(depth, "p" + std::to_string(o.param) + "[" + index_str(k, o.index) +
+                      "] = " + c_store(o.dtype, e) + ";");
+    }
   }
   scopes.resize(outer_scopes);
   while (depth > 1) line(--depth, "}");

@@ -60,7 +60,8 @@ bool Renderer::loads_contiguous(int id, int v) const {
 // contiguous inputs and vectorizes), then the epilogue and store run over the block.
 // Returns the tile's size, or 0 when the kernel is not shaped for it.
 int Renderer::column_tile() const {
-  if (k.batched || k.out_dyn >= 0 || k.scan_var >= 0 || k.check_in_reduce) return 0;
+  if (k.batched || k.out_dyn >= 0 || k.scan_var >= 0 || k.check_in_reduce || !k.extra.empty())
+    return 0;
   std::vector<int> outs = output_vars();
   if (outs.empty()) return 0;
   const int xi = outs.back();
@@ -278,7 +279,7 @@ void Renderer::emit_prefetches(const std::string& ro, int lanes, int depth) {
 // innermost output loop writes contiguously and whose output is large.
 int64_t Renderer::stream_block() const {
   if (k.batched || k.out_dyn >= 0 || k.scan_var >= 0 || k.check_in_reduce || !k.checks.empty() ||
-      k.out_slot >= 0 || column_tile())
+      k.out_slot >= 0 || !k.extra.empty() || column_tile())
     return 0;
   const std::vector<int> outs = output_vars();
   if (outs.empty() || coef(k.out_index, outs.back()) != 1) return 0;

@@ -3,6 +3,7 @@
 // caches, row prefetch, streaming stores).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <sstream>
@@ -50,6 +51,8 @@ struct Renderer {
   // prefetches and the outermost output var they move with.
   int prefetch_host = -1, prefetch_row = -1;
   std::vector<int> prefetch_loads;
+  // Where hoisted reductions are computed, when the kernel hoists them.
+  const ReducePlacement* placement = nullptr;
 
   explicit Renderer(const LKernel& kernel) : k(kernel) {}
 
@@ -91,6 +94,10 @@ struct Renderer {
   std::string emit(int id, int depth);
   std::string emit_reduce(int id, int depth);
   int reduce_lanes(const LNode& n, ReduceKind kind, DType acc_t) const;
+  DType reduce_acc_type(const LNode& n) const;
+  std::vector<int> partners(int id);
+  bool reaches(int from, int to) const;
+  bool nested_reduce(int id) const;
   static bool uses_gamma(const LKernel& k);
   static bool uses_special(const LKernel& k);
 

@@ -289,6 +289,19 @@ NodeRef reduce(ReduceKind kind, const NodeRef& a, std::vector<int> axes, DType o
   return make_node(Op::Reduce, out, shape, {a}, ReduceArg{kind, std::move(axes)});
 }
 
+void make_cohort(const std::vector<NodeRef>& members) {
+  for (const NodeRef& m : members) {
+    check(m->shape == members[0]->shape, "cohort members differ in shape");
+    auto& c = m->cohort;
+    c.erase(std::remove_if(c.begin(), c.end(), [](const auto& w) { return w.expired(); }), c.end());
+    for (const NodeRef& other : members) {
+      bool known = other == m;
+      for (const auto& w : c) known |= w.lock() == other;
+      if (!known) c.push_back(other);
+    }
+  }
+}
+
 NodeRef scan(ReduceKind kind, const NodeRef& a, int axis) {
   check(axis >= 0 && axis < int(a->shape.size()), "scan axis out of range");
   return make_node(Op::Scan, a->dtype, a->shape, {a}, ReduceArg{kind, {axis}});

@@ -91,6 +91,9 @@ NodeRef cast(const NodeRef& a, DType dtype);
 NodeRef expand(const NodeRef& a, const Shape& shape);  // numpy broadcasting, rank may grow
 NodeRef reindex(const NodeRef& a, const Shape& shape, IndexMap map);
 
+// Marks values of one shape as computed together when one of them is (NOTE [Cohorts]).
+void make_cohort(const std::vector<NodeRef>& members);
+
 // --- reductions: result keeps reduced dims with size 1 ---
 NodeRef reduce(ReduceKind kind, const NodeRef& a, std::vector<int> axes, DType out);
 NodeRef scan(ReduceKind kind, const NodeRef& a, int axis);

@@ -19,6 +19,8 @@ struct Metrics {
   std::atomic<int64_t> compile_us{0};  // wall time spent in the C compiler
   // Kernels run from a plan, without lowering (NOTE [Kernel plans] in runtime/plan.h).
   std::atomic<int64_t> plan_hits{0};
+  // Values stored by a kernel beside its own output (NOTE [Cohorts] in schedule/fuse.cpp).
+  std::atomic<int64_t> cohort_stores{0};
   std::mutex mu;
   std::map<std::string, int64_t> fallbacks;
   void reset();

@@ -132,6 +132,10 @@ struct Node : std::enable_shared_from_this<Node> {
   // read it through a broadcast, or a whole store of it): the load of that storage, which
   // every later kernel reads instead while the value lives (fuse.cpp, realize_store).
   NodeRef stored;
+  // NOTE [Cohorts] (schedule/fuse.cpp): values over the same loops that ops know are read
+  // together (max pooling's values and indices); a kernel storing this one stores those
+  // still pending beside it.
+  std::vector<std::weak_ptr<Node>> cohort;
 
   ~Node();
   const View& view() const { return std::get<View>(arg); }

@@ -132,12 +132,13 @@ void run_plan(const KernelPlan& p, const PlanBinding& b, const std::function<std
 template <typename LowerFn>
 void run_cached(PlanKind kind, const View& out, DType dtype, int64_t extra,
                 const std::vector<const Node*>& roots, Memory* out_mem, const NodeRef& value,
-                LowerFn lower, const std::function<std::string()>& what) {
+                LowerFn lower, const std::function<std::string()>& what,
+                const std::vector<ExtraStore>& outputs = {}) {
   // Kept between calls for their capacity; nothing here runs a kernel plan reentrantly.
   thread_local PlanKey key;
   thread_local PlanBinding b;
   const bool keyed = plans_enabled() && debug_level() < 3 &&
-                     plan_key(kind, out, dtype, extra, roots, out_mem, key, b);
+                     plan_key(kind, out, dtype, extra, roots, out_mem, key, b, outputs);
   const KernelPlan* hit = keyed ? find_plan(key) : nullptr;
   if (hit && !check_plans()) {
     metrics().plan_hits++;
@@ -162,12 +163,17 @@ void run_cached(PlanKind kind, const View& out, DType dtype, int64_t extra,
 }  // namespace
 
 void run_store_kernel(const View& out, DType dtype, const NodeRef& value,
-                      const std::shared_ptr<Memory>& out_mem) {
+                      const std::shared_ptr<Memory>& out_mem, const std::vector<ExtraStore>& extra) {
   if (out.numel() == 0) return;
   run_cached(
       PlanKind::Store, out, dtype, 0, {value.get()}, out_mem.get(), value,
-      [&] { return lower_store(out, dtype, value, out_mem); },
-      [&] { return std::string("store ") + dtype_name(dtype) + " " + out.str(); });
+      [&] { return lower_store(out, dtype, value, out_mem, extra); },
+      [&] {
+        std::string s = std::string("store ") + dtype_name(dtype) + " " + out.str();
+        for (const ExtraStore& e : extra) s += " and " + std::string(dtype_name(e.dtype));
+        return s;
+      },
+      extra);
 }
 
 bool reductions_placed(const View& out, DType dtype, const NodeRef& value) {

@@ -155,7 +155,7 @@ bool env_flag(const char* name, bool fallback) {
 
 bool plan_key(PlanKind kind, const View& out, DType dtype, int64_t extra,
               const std::vector<const Node*>& roots, Memory* out_mem, PlanKey& key,
-              PlanBinding& binding) {
+              PlanBinding& binding, const std::vector<ExtraStore>& outputs) {
   key.words.clear();
   binding.mems.clear();
   binding.consts.clear();
@@ -167,6 +167,13 @@ bool plan_key(PlanKind kind, const View& out, DType dtype, int64_t extra,
   kw.view(out);
   kw.memory(out_mem);
   for (const Node* r : roots) kw.word(kw.node(r));
+  kw.word(int64_t(outputs.size()));
+  for (const ExtraStore& o : outputs) {
+    kw.word(int64_t(o.dtype));
+    kw.view(o.view);
+    kw.word(kw.memory(o.mem.get()));
+    kw.word(kw.node(o.value.get()));
+  }
   key.hash = hash_words(key.words);
   return kw.ok;
 }

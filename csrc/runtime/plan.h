@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/memory.h"
+#include "codegen/kernel.h"
 #include "core/node.h"
 #include "runtime/compiler.h"
 
@@ -54,9 +55,10 @@ enum class PlanKind : int64_t { Store, Scatter, Placement };
 // (a scatter, `extra` its combine kind) into `out_mem`, replacing what `key` and `binding`
 // held (callers reuse them: a training step keys hundreds of kernels). False when lowering
 // would reject the graph (a load of unrealized storage): lowering then reports it.
+// `outputs`: the stores a store kernel runs beside its own (lower_store).
 bool plan_key(PlanKind kind, const View& out, DType dtype, int64_t extra,
               const std::vector<const Node*>& roots, Memory* out_mem, PlanKey& key,
-              PlanBinding& binding);
+              PlanBinding& binding, const std::vector<ExtraStore>& outputs = {});
 
 // The cache of plans, bounded (least recently used out). Plans are used under the engine
 // lock (core/graph.h).

@@ -1,5 +1,6 @@
 #include "schedule/fuse.h"
 
+#include <algorithm>
 #include <atomic>
 #include <unordered_map>
 #include <unordered_set>
@@ -148,7 +149,7 @@ struct Fuser {
 
   // The fusion that realizes the storage this one computes (scratch storage for a
   // broadcast reduction, a producer it does not inline), if any.
-  const Fuser* outer = nullptr;
+  Fuser* outer = nullptr;
 
   // A node that an enclosing fusion made or kept: its references there are not readers,
   // and that fusion has looked for shared parts below it already.
@@ -265,18 +266,21 @@ struct Fuser {
   NodeRef with_shared_parts_stored(const NodeRef& n, int64_t top_numel,
                                    std::unordered_map<const Node*, NodeRef>& done) {
     if (n->stored) return n->stored;
+    // Held, not iterated: the kernels below may visit more nodes (cohorts) into `original`.
+    auto found = original.find(n.get());
+    NodeRef orig = found != original.end() ? found->second : nullptr;
+    // Stored since this fusion rewrote it (by a cohort's kernel).
+    if (orig && orig->stored) return orig->stored;
     if (n->op == Op::Load || n->src.empty() || !has_reduction(n.get(), reduction_memo)) return n;
     auto it = done.find(n.get());
     if (it != done.end()) return it->second;
     NodeRef out;
-    auto orig = original.find(n.get());
     // Only statistics: parts no larger than the value (not the centered activations that
     // the output and the variance both read).
-    if (top_numel > 0 && numel(n->shape) <= top_numel && orig != original.end() &&
-        read_outside.count(orig->second.get())) {
+    if (top_numel > 0 && numel(n->shape) <= top_numel && orig && read_outside.count(orig.get())) {
       out = store_scratch(n);
       n->stored = out;
-      orig->second->stored = out;
+      orig->stored = out;
     } else {
       std::vector<NodeRef> src = n->src;
       bool changed = false;
@@ -333,12 +337,102 @@ struct Fuser {
       } else {
         out = make_node(n->op, n->dtype, n->shape, std::move(src), n->arg);
       }
+      // The rewritten value stands for the original in its cohort (NOTE [Cohorts]).
+      if (!n->cohort.empty() && out != n && out->cohort.empty()) out->cohort = n->cohort;
       // The rewritten value may be one that an earlier kernel stored.
       if (out->stored) out = out->stored;
     }
     memo[n.get()] = {n, out};
     original.emplace(out.get(), n);
     return out;
+  }
+
+  // NOTE [Cohorts]: some ops make values that are read later, computed over the same
+  // loops from the same inputs: max pooling's values now, its indices in the backward;
+  // the two sums of a batch norm's backward, one read by the input gradient, both by the
+  // parameter gradients. Computed as each is needed, every one is a pass over the
+  // activations (the indices recomputing the forward's windows). An op marks such values
+  // a cohort (make_cohort). A kernel storing a value computes each node below it once per
+  // element when only elementwise ops (and a reindex adding or dropping dims of size 1)
+  // lie between; the pending members of such a node's cohort are stored beside the
+  // value, into scratch storage of their own (Node::stored), and the renderer runs their
+  // reductions in one loop (NOTE [Joint reductions]). A member that died with its last
+  // reader is not computed.
+  void cohort_of(const NodeRef& r, std::vector<CohortValue>& out) {
+    // Nodes computed once per element of the value: it, the elementwise ops below it, and
+    // below a reindex of dims of size 1 (then their members are reindexed the same way).
+    struct Found {
+      const Node* node;
+      const IndexMap* map;
+    };
+    std::vector<Found> found, stack{{r.get(), nullptr}};
+    std::unordered_set<const Node*> seen;
+    while (!stack.empty()) {
+      Found f = stack.back();
+      stack.pop_back();
+      const Node* n = f.node;
+      if (!seen.insert(n).second) continue;
+      if (!n->cohort.empty()) found.push_back(f);
+      const OpKind kind = op_kind(n->op);
+      if (kind == OpKind::Unary || kind == OpKind::Binary || kind == OpKind::Ternary) {
+        for (const NodeRef& s : n->src) stack.push_back({s.get(), f.map});
+      } else if (n->op == Op::Reindex && !f.map && unit_dims_only(*n)) {
+        stack.push_back({n->src[0].get(), &std::get<IndexMap>(n->arg)});
+      }
+    }
+    std::vector<NodeRef> members;
+    for (const Found& f : found)
+      for (const auto& w : f.node->cohort) {
+        NodeRef member = std::const_pointer_cast<Node>(w.lock());
+        if (!member || member->stored || member->shape != f.node->shape ||
+            std::find(members.begin(), members.end(), member) != members.end())
+          continue;
+        members.push_back(member);
+        // The enclosing fusion (which stores the value this one computes) decides what
+        // to inline into the member: it counted the member's readers in its expression,
+        // and will meet the member there again.
+        NodeRef start = outer ? outer->visit(member) : member;
+        count_refs(start, 1);
+        NodeRef fused = visit(start);  // the caller checks inlined broadcasts of each value
+        if (fused->op == Op::Load || !reads_realized(fused)) continue;
+        NodeRef value = f.map ? reindex(fused, r->shape, *f.map) : fused;
+        out.push_back({member, fused, value});
+      }
+  }
+
+  // A reindex that adds or drops dims of size 1 only: the contiguous layouts of its value
+  // and its source are the same bytes.
+  static bool unit_dims_only(const Node& n) {
+    const IndexMap& m = std::get<IndexMap>(n.arg);
+    const Shape& in = n.src[0]->shape;
+    int next = 0;
+    for (size_t j = 0; j < n.shape.size(); ++j) {
+      if (m.dim_of[j] < 0) {
+        if (n.shape[j] != 1) return false;
+        continue;
+      }
+      if (m.dim_of[j] < next || m.mult[j] != 1 || m.offs[m.dim_of[j]] != 0) return false;
+      for (; next < m.dim_of[j]; ++next)
+        if (in[next] != 1) return false;
+      ++next;
+    }
+    for (; next < int(in.size()); ++next)
+      if (in[next] != 1) return false;
+    return true;
+  }
+
+  static bool reads_realized(const NodeRef& root) {
+    std::unordered_set<const Node*> seen;
+    std::vector<const Node*> stack{root.get()};
+    while (!stack.empty()) {
+      const Node* n = stack.back();
+      stack.pop_back();
+      if (!seen.insert(n).second) continue;
+      if ((n->op == Op::Load || n->op == Op::Gather) && !n->src[0]->realized) return false;
+      for (size_t i = n->op == Op::Load || n->op == Op::Gather ? 1 : 0; i < n->src.size(); ++i)
+        stack.push_back(n->src[i].get());
+    }
+    return true;
   }
 };
 
@@ -364,14 +458,25 @@ bool computes_reduction(const NodeRef& value) {
   return has_reduction(value.get(), memo);
 }
 
+void set_cohort_stored(const CohortValue& c, std::shared_ptr<Memory> mem) {
+  const NodeRef& v = c.value;
+  int64_t nbytes = numel(v->shape) * itemsize(v->dtype);
+  NodeRef empty = make_node(Op::Empty, DType::UInt8, {nbytes}, {}, scratch_id());
+  NodeRef flat = make_node(Op::Store, v->dtype, {nbytes}, {empty, v}, View::contiguous(v->shape));
+  set_realized(flat, std::move(mem));
+  const Shape& shape = c.member->shape;
+  c.member->stored = make_node(Op::Load, v->dtype, shape, {flat}, View::contiguous(shape));
+  c.fused->stored = c.member->stored;
+}
+
 NodeRef fuse(const NodeRef& value, const Node* keep, bool inline_broadcasts, bool* inlined,
-             bool store_shared_parts) {
-  thread_local const Fuser* innermost = nullptr;
+             bool store_shared_parts, std::vector<CohortValue>* cohort) {
+  thread_local Fuser* innermost = nullptr;
   Fuser f;
   f.outer = innermost;
   innermost = &f;
   struct Restore {
-    const Fuser* prev;
+    Fuser* prev;
     ~Restore() { innermost = prev; }
   } restore{f.outer};
   f.keep = keep;
@@ -383,6 +488,7 @@ NodeRef fuse(const NodeRef& value, const Node* keep, bool inline_broadcasts, boo
     std::unordered_map<const Node*, NodeRef> done;
     r = f.with_shared_parts_stored(r, 0, done);
   }
+  if (cohort) f.cohort_of(r, *cohort);
   if (inlined) *inlined = f.inlined;
   return r;
 }

@@ -2,6 +2,10 @@
 // producers whose layout allows it and realizing the others.
 #pragma once
 
+#include <memory>
+#include <vector>
+
+#include "core/memory.h"
 #include "core/node.h"
 
 namespace loom {
@@ -13,8 +17,20 @@ namespace loom {
 // With `store_shared_parts` (a value computed by reductions, stored whole), its parts
 // computed by reductions that other pending values read are stored first, on their own
 // (NOTE [Shared statistics]).
+// With `cohort`, the pending members of the cohort of the reduction that `value` is
+// (NOTE [Cohorts]) are fused too, each as a value of `value`'s shape for the same kernel
+// (*inlined covers them too).
+struct CohortValue {
+  NodeRef member;  // the member as the graph holds it
+  NodeRef fused;   // as fusion rewrote it
+  NodeRef value;   // fused, in the shape of the value stored
+};
 NodeRef fuse(const NodeRef& value, const Node* keep = nullptr, bool inline_broadcasts = false,
-             bool* inlined = nullptr, bool store_shared_parts = false);
+             bool* inlined = nullptr, bool store_shared_parts = false,
+             std::vector<CohortValue>* cohort = nullptr);
+
+// After a kernel stored `c.value` contiguously into `mem`: the member's storage.
+void set_cohort_stored(const CohortValue& c, std::shared_ptr<Memory> mem);
 
 // Whether `flat` stores into scratch storage that fusion made for a broadcast reduction.
 bool is_scratch(const Node* flat);

@@ -135,12 +135,27 @@ void realize_store(const NodeRef& v) {
   // Not into scratch storage that fusion made: the fusion that made it stored the shared
   // parts first.
   const bool shared = !whole.expired() && !is_scratch(v.get());
-  NodeRef expr = fuse(v->src[1], nullptr, true, &inlined, shared);
+  std::vector<CohortValue> cohort;
+  NodeRef expr = fuse(v->src[1], nullptr, true, &inlined, shared, &cohort);
+  auto placed = [&] {
+    if (!reductions_placed(v->view(), v->dtype, expr)) return false;
+    for (const CohortValue& c : cohort)
+      if (!reductions_placed(View::contiguous(c.value->shape), c.value->dtype, c.value))
+        return false;
+    return true;
+  };
   if (inlined) {
-    if (!reductions_placed(v->view(), v->dtype, expr)) {
+    if (!placed()) {
       expr.reset();  // its references would count as readers outside (NOTE [Live state])
-      expr = fuse(v->src[1], nullptr, false, nullptr, shared);
+      cohort.clear();
+      expr = fuse(v->src[1], nullptr, false, nullptr, shared, &cohort);
     }
+  }
+  std::vector<ExtraStore> extra;
+  for (const CohortValue& c : cohort) {
+    const NodeRef& x = c.value;
+    extra.push_back({View::contiguous(x->shape), x->dtype, x,
+                     allocate_memory(size_t(numel(x->shape) * itemsize(x->dtype)))});
   }
   v->src[1] = expr;
   expr.reset();
@@ -161,13 +176,15 @@ void realize_store(const NodeRef& v) {
       mem = copy_of(base);
   }
   try {
-    run_store_kernel(v->view(), v->dtype, v->src[1], mem);
+    run_store_kernel(v->view(), v->dtype, v->src[1], mem, extra);
   } catch (const KernelFault&) {
     realize_value(v->src[0]);
     set_realized(v, copy_of(v->src[0].get()));
     throw;
   }
   set_realized(v, std::move(mem));
+  for (size_t i = 0; i < cohort.size(); ++i) set_cohort_stored(cohort[i], extra[i].mem);
+  metrics().cohort_stores += int64_t(cohort.size());
   if (NodeRef w = whole.lock()) w->stored = make_node(Op::Load, v->dtype, w->shape, {v}, v->view());
 }
 

@@ -277,6 +277,16 @@ def test_forward_and_backward_fuse():
     assert loom.metrics()["kernels_run"] == 1
 
 
+@pytest.mark.parametrize("threshold", [0.0, 0.5])
+def test_threshold_backward_passes_nan_as_cpu(threshold):
+    # 0 where self <= threshold, else the gradient: a NaN input passes its gradient.
+    x = torch.tensor([float("nan"), -1.0, 0.0, 0.5, 2.0, float("inf"), -float("inf")])
+    g = torch.arange(1.0, 8.0)
+    ref = torch.ops.aten.threshold_backward(g, x, threshold)
+    got = torch.ops.aten.threshold_backward(g.to(D), x.to(D), threshold).cpu()
+    assert torch.equal(got, ref)
+
+
 def test_efficientzerotensor():
     # the zero gradient of sgn and friends on real inputs
     z = A._efficientzerotensor([2, 5], dtype=torch.float64, device=D)
