@@ -304,39 +304,21 @@ std::vector<int> Renderer::partners(int id) {
 
 // Whether node `from` reads node `to`, directly or through other nodes.
 bool Renderer::reaches(int from, int to) const {
-  if (from < to) return false;  // sources come before their users
-  std::vector<int> stack{from};
-  std::vector<bool> seen(k.nodes.size());
-  while (!stack.empty()) {
-    int i = stack.back();
-    stack.pop_back();
-    if (i == to) return true;
-    if (seen[i] || i < to) continue;
-    seen[i] = true;
-    for (int s : k.nodes[i].src) stack.push_back(s);
-  }
-  return false;
+  return from > to && any_below(from, [&](int i) { return i == to; });  // sources come first
 }
 
 // Whether reduction `id` runs inside another reduction's loop: its summand depends on
 // reduction variables other than its own.
 bool Renderer::nested_reduce(int id) const {
   const LNode& n = k.nodes[id];
-  std::vector<int> stack{n.src[0]};
-  std::vector<bool> seen(k.nodes.size());
-  while (!stack.empty()) {
-    int i = stack.back();
-    stack.pop_back();
-    if (seen[i]) continue;
-    seen[i] = true;
-    const LNode& m = k.nodes[i];
-    for (size_t v = 0; v < m.index.coef.size(); ++v)
-      if (m.index.coef[v] && !k.is_output_var[v] &&
+  return any_below(n.src[0], [&](int i) {
+    const Affine& a = k.nodes[i].index;
+    for (size_t v = 0; v < a.coef.size(); ++v)
+      if (a.coef[v] && !k.is_output_var[v] &&
           std::find(n.vars.begin(), n.vars.end(), int(v)) == n.vars.end())
         return true;
-    for (int s : m.src) stack.push_back(s);
-  }
-  return false;
+    return false;
+  });
 }
 
 // `hoist`: reductions placed at output loop i (place_reductions) are emitted as soon as

@@ -40,18 +40,9 @@ int64_t stream_threshold() {
 
 // True when some load below node `id` walks var `v` contiguously.
 bool Renderer::loads_contiguous(int id, int v) const {
-  std::vector<int> todo{id};
-  std::vector<bool> seen(k.nodes.size());
-  while (!todo.empty()) {
-    int i = todo.back();
-    todo.pop_back();
-    if (seen[i]) continue;
-    seen[i] = true;
-    const LNode& n = k.nodes[i];
-    if (n.op == Op::Load && coef(n.index, v) == 1) return true;
-    for (int s : n.src) todo.push_back(s);
-  }
-  return false;
+  return any_below(id, [&](int i) {
+    return k.nodes[i].op == Op::Load && coef(k.nodes[i].index, v) == 1;
+  });
 }
 
 // NOTE: a reduction over a non-innermost axis (x.sum(0)) would walk memory with a
@@ -90,17 +81,7 @@ int Renderer::column_tile() const {
 }
 
 bool Renderer::loads_below(int id, int target) const {
-  std::vector<int> todo{k.nodes[id].src[0]};
-  std::vector<bool> seen(k.nodes.size());
-  while (!todo.empty()) {
-    int i = todo.back();
-    todo.pop_back();
-    if (i == target) return true;
-    if (seen[i]) continue;
-    seen[i] = true;
-    for (int s : k.nodes[i].src) todo.push_back(s);
-  }
-  return false;
+  return any_below(k.nodes[id].src[0], [&](int i) { return i == target; });
 }
 
 // The tiled kernel body (see column_tile) inside the outer output loops at `depth`.

@@ -72,6 +72,22 @@ struct Renderer {
 
   int64_t coef(const Affine& a, int v) const { return v < int(a.coef.size()) ? a.coef[v] : 0; }
 
+  // Whether `pred` holds for node `id` or a node it reads, directly or not.
+  template <typename Pred>
+  bool any_below(int id, Pred pred) const {
+    std::vector<int> todo{id};
+    std::vector<bool> seen(k.nodes.size());
+    while (!todo.empty()) {
+      int i = todo.back();
+      todo.pop_back();
+      if (seen[i]) continue;
+      seen[i] = true;
+      if (pred(i)) return true;
+      for (int s : k.nodes[i].src) todo.push_back(s);
+    }
+    return false;
+  }
+
   std::string slotted(int slot, const Affine& a) {
     if (slot < 0) return index_str(k, a);
     return "a[" + std::to_string(slot) + "] + " + index_str(k, a);

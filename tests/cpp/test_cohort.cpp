@@ -10,22 +10,13 @@
 #include "core/graph.h"
 #include "core/metrics.h"
 #include "schedule/realize.h"
+#include "buffers.h"
 
 using namespace loom;
+using loom::test_util::make_f32;
+using loom::test_util::read_as;
 
 namespace {
-
-std::unique_ptr<Buffer> make_f32(const std::vector<float>& v) {
-  auto b = std::make_unique<Buffer>(int64_t(v.size() * 4));
-  write_host(*b, v.data(), v.size() * 4);
-  return b;
-}
-
-template <typename T>
-std::vector<T> read_as(Buffer& b) {
-  const T* p = static_cast<const T*>(realized_data(b));
-  return std::vector<T>(p, p + b.nbytes / sizeof(T));
-}
 
 size_t count(const std::string& s, const std::string& what) {
   size_t n = 0;

@@ -11,22 +11,13 @@
 #include "core/graph.h"
 #include "core/metrics.h"
 #include "schedule/realize.h"
+#include "buffers.h"
 
 using namespace loom;
+using loom::test_util::make_f32;
+using loom::test_util::read_f32;
 
 namespace {
-
-// A buffer holding `v` (buffers are neither copied nor moved: the engine knows them by address).
-std::unique_ptr<Buffer> make_f32(const std::vector<float>& v) {
-  auto b = std::make_unique<Buffer>(int64_t(v.size() * 4));
-  write_host(*b, v.data(), v.size() * 4);
-  return b;
-}
-
-std::vector<float> read_f32(Buffer& b) {
-  const float* p = static_cast<const float*>(realized_data(b));
-  return std::vector<float>(p, p + b.nbytes / 4);
-}
 
 NodeRef load_all(const Buffer& b, const Shape& shape) {
   return read(b, DType::Float32, View::contiguous(shape));
