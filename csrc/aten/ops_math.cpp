@@ -1,6 +1,7 @@
 // Pointwise math that maps onto one Loom op or a short formula: inverse hyperbolic
 // functions, erfc, erfinv, the normal quantile, Bessel I0/I1, frexp, copysign, nextafter,
-// gcd/lcm, signbit, isposinf/isneginf, nan_to_num, entr, xlog1py, zeta and the shrinks.
+// gcd/lcm, signbit, isposinf/isneginf, nan_to_num, entr, xlog1py, zeta, the orthogonal
+// polynomials and the shrinks.
 // Each raises the CPU's error for the dtypes its CPU kernel has no code for.
 #include <ATen/ATen.h>
 #include <ATen/native/Resize.h>
@@ -117,6 +118,28 @@ LOOM_MATH_BINARY(special_xlog1py, "xlog1py_cpu", kFloat | kHalf,
                  [](const V& v) { return xlog1py(v[0], v[1]); })
 LOOM_MATH_BINARY(special_zeta, "zeta_cpu", kFloat | kNoBFloat16,
                  [](const V& v) { return binary(Op::Zeta, v[0], v[1]); })
+
+// The orthogonal polynomials of (x, degree), evaluated as the CPU does (polynomial_c.cpp).
+NodeRef polynomial(PolynomialKind kind, const NodeRef& x, const NodeRef& n) {
+  return make_node(Op::Polynomial, x->dtype, x->shape, {x, n}, int64_t(kind));
+}
+#define LOOM_POLYNOMIAL(name, KIND)                                                   \
+  LOOM_MATH_BINARY(special_##name, #name "_cpu", kFloat | kNoBFloat16, [](const V& v) { \
+    return polynomial(PolynomialKind::KIND, v[0], v[1]);                              \
+  })
+LOOM_POLYNOMIAL(chebyshev_polynomial_t, ChebyshevT)
+LOOM_POLYNOMIAL(chebyshev_polynomial_u, ChebyshevU)
+LOOM_POLYNOMIAL(chebyshev_polynomial_v, ChebyshevV)
+LOOM_POLYNOMIAL(chebyshev_polynomial_w, ChebyshevW)
+LOOM_POLYNOMIAL(shifted_chebyshev_polynomial_t, ShiftedChebyshevT)
+LOOM_POLYNOMIAL(shifted_chebyshev_polynomial_u, ShiftedChebyshevU)
+LOOM_POLYNOMIAL(shifted_chebyshev_polynomial_v, ShiftedChebyshevV)
+LOOM_POLYNOMIAL(shifted_chebyshev_polynomial_w, ShiftedChebyshevW)
+LOOM_POLYNOMIAL(hermite_polynomial_h, HermiteH)
+LOOM_POLYNOMIAL(hermite_polynomial_he, HermiteHe)
+LOOM_POLYNOMIAL(laguerre_polynomial_l, LaguerreL)
+LOOM_POLYNOMIAL(legendre_polynomial_p, LegendreP)
+#undef LOOM_POLYNOMIAL
 
 // nextafter steps in the result's own dtype (bfloat16 by its bit pattern), so its
 // operands are not widened as other pointwise ops' are.
@@ -353,6 +376,22 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   LOOM_REGISTER_ALL(nextafter, "nextafter_", "nextafter.out")
   LOOM_REGISTER_FN_OUT(special_xlog1py, "special_xlog1py.out")
   LOOM_REGISTER_FN_OUT(special_zeta, "special_zeta.out")
+  LOOM_REGISTER_FN_OUT(special_chebyshev_polynomial_t, "special_chebyshev_polynomial_t.out")
+  LOOM_REGISTER_FN_OUT(special_chebyshev_polynomial_u, "special_chebyshev_polynomial_u.out")
+  LOOM_REGISTER_FN_OUT(special_chebyshev_polynomial_v, "special_chebyshev_polynomial_v.out")
+  LOOM_REGISTER_FN_OUT(special_chebyshev_polynomial_w, "special_chebyshev_polynomial_w.out")
+  LOOM_REGISTER_FN_OUT(special_shifted_chebyshev_polynomial_t,
+                       "special_shifted_chebyshev_polynomial_t.out")
+  LOOM_REGISTER_FN_OUT(special_shifted_chebyshev_polynomial_u,
+                       "special_shifted_chebyshev_polynomial_u.out")
+  LOOM_REGISTER_FN_OUT(special_shifted_chebyshev_polynomial_v,
+                       "special_shifted_chebyshev_polynomial_v.out")
+  LOOM_REGISTER_FN_OUT(special_shifted_chebyshev_polynomial_w,
+                       "special_shifted_chebyshev_polynomial_w.out")
+  LOOM_REGISTER_FN_OUT(special_hermite_polynomial_h, "special_hermite_polynomial_h.out")
+  LOOM_REGISTER_FN_OUT(special_hermite_polynomial_he, "special_hermite_polynomial_he.out")
+  LOOM_REGISTER_FN_OUT(special_laguerre_polynomial_l, "special_laguerre_polynomial_l.out")
+  LOOM_REGISTER_FN_OUT(special_legendre_polynomial_p, "special_legendre_polynomial_p.out")
   LOOM_REGISTER_FN_OUT(signbit, "signbit.out")
   m.impl("isposinf", isinf_sign_fn<true>);
   m.impl("isposinf.out", isinf_sign_into<true>);

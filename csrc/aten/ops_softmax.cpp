@@ -1,5 +1,5 @@
 // softmax and log_softmax forward, built from reductions (max and sum get kernels of
-// their own; the normalisation fuses into the consumer).
+// their own; the normalisation fuses into the consumer), and 1.13's private attention.
 #include <torch/library.h>
 
 #include <ATen/native/Resize.h>
@@ -67,9 +67,20 @@ Tensor& log_softmax_out(const Tensor& self, int64_t dim, bool half_to_float, Ten
   return softmax_into(self, dim, half_to_float, true, out);
 }
 
+// torch 1.13's attention without gradients: the CPU's kernel is its composite form
+// (scaled product, mask, softmax, dropout, product), which runs on Loom's ops here too.
+std::tuple<Tensor, Tensor> scaled_dot_product_attention_forward(
+    const Tensor& query, const Tensor& key, const Tensor& value,
+    const c10::optional<Tensor>& attn_mask, double dropout_p, bool need_attn_weights,
+    bool is_causal) {
+  return at::_scaled_dot_product_attention_math(query, key, value, attn_mask, dropout_p,
+                                               need_attn_weights, is_causal);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_scaled_dot_product_attention_forward", scaled_dot_product_attention_forward);
   m.impl("_softmax", softmax_fn);
   m.impl("_softmax.out", softmax_out);
   m.impl("_log_softmax", log_softmax_fn);

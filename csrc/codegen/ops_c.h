@@ -21,6 +21,10 @@ const char* c_stream_prelude();
 const char* c_gamma_prelude();
 // erfinv, ndtri, Bessel I0/I1, frexp, gcd and bfloat16 nextafter, likewise.
 const char* c_special_prelude();
+// The orthogonal polynomials of torch.special, for the kernels that use them.
+const char* c_polynomial_prelude();
+// Polynomial `kind` (PolynomialKind) of x and degree n, in float type `t`.
+std::string c_polynomial(int kind, DType t, const std::string& x, const std::string& n);
 // Expression for `op` on arguments of compute dtype `in`, giving dtype `out`.
 std::string c_op(Op op, DType in, DType out, const std::vector<std::string>& a);
 std::string c_cast(DType from, DType to, const std::string& a);

@@ -89,6 +89,10 @@ std::string Renderer::emit(int id, int depth) {
       break;
     case Op::Reduce:
       return emit_reduce(id, depth);
+    case Op::Polynomial:
+      e = c_polynomial(int(std::get<int64_t>(n.arg)), n.dtype, emit(n.src[0], depth),
+                       emit(n.src[1], depth));
+      break;
     default: {
       std::vector<std::string> args;
       for (int s : n.src) args.push_back(emit(s, depth));
@@ -383,6 +387,12 @@ bool Renderer::uses_gamma(const LKernel& k) {
   return k.prologue && uses_gamma(*k.prologue);
 }
 
+bool Renderer::uses_op(const LKernel& k, Op op) {
+  for (const LNode& n : k.nodes)
+    if (n.op == op) return true;
+  return k.prologue && uses_op(*k.prologue, op);
+}
+
 bool Renderer::uses_special(const LKernel& k) {
   for (const LNode& n : k.nodes) {
     switch (n.op) {
@@ -412,6 +422,7 @@ std::string Renderer::render(bool entry) {
   if (stream_chunk) os << c_stream_prelude();
   if (entry && uses_gamma(k)) os << c_gamma_prelude();
   if (entry && uses_special(k)) os << c_special_prelude();
+  if (entry && uses_op(k, Op::Polynomial)) os << c_polynomial_prelude();
   if (entry && k.prologue) {
     Renderer pro(*k.prologue);
     os << pro.render(false);

@@ -116,6 +116,7 @@ struct Renderer {
   bool nested_reduce(int id) const;
   static bool uses_gamma(const LKernel& k);
   static bool uses_special(const LKernel& k);
+  static bool uses_op(const LKernel& k, Op op);
 
   // render_layout.cpp: how the loops walk memory.
   int column_tile() const;

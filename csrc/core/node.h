@@ -51,6 +51,7 @@ namespace loom {
   X(BitAnd, 2, Binary) X(BitOr, 2, Binary) X(BitXor, 2, Binary) X(Shl, 2, Binary)    \
   X(Shr, 2, Binary) X(Complex, 2, Binary) X(Zeta, 2, Binary)                         \
   X(CopySign, 2, Binary) X(NextAfter, 2, Binary) X(Gcd, 2, Binary)                  \
+  X(Polynomial, 2, Binary)                                                           \
   X(Where, 3, Ternary)                                                               \
   X(Reduce, 1, Reduce) X(Scan, 1, Scan)
 
@@ -72,6 +73,12 @@ enum class ReduceKind : uint8_t {
   Sum, Prod, Max, Min, ArgMax, ArgMin, Any, All, PoolArgMax, LogSumExp
 };
 const char* reduce_name(ReduceKind k);
+
+// torch.special's orthogonal polynomials, in the order of c_polynomial_prelude's functions.
+enum class PolynomialKind : int64_t {
+  ChebyshevT, ChebyshevU, ChebyshevV, ChebyshevW, ShiftedChebyshevT, ShiftedChebyshevU,
+  ShiftedChebyshevV, ShiftedChebyshevW, HermiteH, HermiteHe, LaguerreL, LegendreP
+};
 
 struct ReduceArg {
   ReduceKind kind;
@@ -98,6 +105,7 @@ struct RandArg {
 };
 
 // Empty: a unique id. Iota: the axis. Param: the kernel slot. Data: none (the memory).
+// Polynomial: which one (PolynomialKind), of (x, degree).
 // Scatter: -1 to assign, else the ReduceKind that combines with the old value.
 struct ExternArg;  // core/extern.h
 using Arg = std::variant<std::monostate, int64_t, Scalar, View, IndexMap, ReduceArg, RandArg,

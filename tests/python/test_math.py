@@ -1,5 +1,5 @@
 """acosh/asinh/atanh, erfc, erfinv, ndtri, the Bessel functions I0/I1 (plain and scaled),
-entr, xlog1py, zeta, copysign, nextafter, gcd/lcm, signbit, isposinf/isneginf, nan_to_num,
+entr, xlog1py, zeta, the orthogonal polynomials, copysign, nextafter, gcd/lcm, signbit, isposinf/isneginf, nan_to_num,
 frexp and the shrinks on Loom against the CPU: values over special and random inputs in
 every dtype (or the CPU's error), the out= and in-place forms, and gradients. None of them
 falls back to the CPU."""
@@ -203,3 +203,41 @@ def test_erfcx_and_log_ndtr():
         (torch.special.erfcx(t) + torch.special.log_ndtr(t)).sum().backward()
         grads.append(t.grad.cpu())
     torch.testing.assert_close(grads[1], grads[0])
+
+
+POLYNOMIALS = ["chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+               "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
+               "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+               "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
+               "laguerre_polynomial_l", "legendre_polynomial_p"]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("name", POLYNOMIALS)
+def test_orthogonal_polynomials(name, dtype):
+    # Degrees -1..13 reach every branch: negative, 0, 1, the recurrences, and the closed
+    # forms past degree 4, 6 or 8; x covers both intervals' ends and the points where a
+    # closed form's denominator vanishes. Other dtypes get the CPU's error.
+    fn = getattr(torch.special, name)
+    x = torch.cat([torch.linspace(-1.5, 1.5, 31), torch.tensor(
+        [-1.0, 0.0, 1.0, 0.5, -0.5, 1e-3, float("nan"), float("inf"), float("-inf")])])
+    n = torch.arange(-1.0, 14.0)
+    a, b = torch.broadcast_tensors(x[:, None], n[None, :])
+    want = same(fn, a.to(dtype), b.to(dtype))
+    if dtype in (torch.float32, torch.float64):  # the CPU's arithmetic, step by step
+        got = fn(a.to(dtype).to(D), b.to(dtype).to(D)).cpu()
+        assert torch.equal(got.isnan(), want.isnan())
+        assert torch.equal(got.nan_to_num(), want.nan_to_num())
+    if dtype.is_floating_point:
+        p, q = pairs(dtype, 6)
+        same(fn, p, q.double().clamp(-3, 40).to(dtype))
+
+
+@pytest.mark.parametrize("name", POLYNOMIALS)
+def test_orthogonal_polynomial_forms(name):
+    fn = getattr(torch.special, name)
+    x, n = torch.randn(4, 1, 5, dtype=torch.float64), torch.randint(0, 12, (5, 3)).t()
+    same(fn, x, n)  # broadcast, a transposed degree, int degrees promoted
+    same(lambda a, b: fn(a, b, out=torch.empty(0, dtype=a.dtype, device=a.device)), x, n)
+    same(lambda a: fn(a, 7), x)
+    same(lambda b: fn(0.25, b), n.double())
