@@ -331,3 +331,54 @@ def test_optimizer_step_matches_cpu(opt):
         if dev != "cpu":
             assert loom.metrics()["fallbacks"] == {}
     torch.testing.assert_close(torch.tensor(losses[D]), torch.tensor(losses["cpu"]), rtol=1e-4, atol=1e-5)
+
+
+ATTENTION_MASKS = {
+    "none": lambda L, S: None,
+    "bool": lambda L, S: torch.rand(L, S, generator=torch.Generator().manual_seed(3)) > 0.3,
+    "additive": lambda L, S: sample((L, S), seed=4),
+}
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("mask", list(ATTENTION_MASKS))
+def test_private_attention_of_torch_1_13(mask, causal):
+    # torch 1.13's _scaled_dot_product_attention: without gradients it calls a kernel of its
+    # own (the CPU's is its composite form); with them, the composite itself.
+    if causal and mask != "none":
+        m = ATTENTION_MASKS[mask](5, 7)
+
+        def attend(dev):
+            return F._scaled_dot_product_attention(
+                sample((2, 5, 4)).to(dev), sample((2, 7, 4)).to(dev), sample((2, 7, 3)).to(dev),
+                m.to(dev), is_causal=True)
+        raises_like_cpu(lambda: attend("cpu"), lambda: attend(D))
+        return
+    q, v = sample((2, 3, 5, 4), 1), sample((2, 3, 7, 6), 5)
+    k = sample((2, 3, 4, 7), 2).transpose(-1, -2)  # strided
+    m = ATTENTION_MASKS[mask](5, 7)
+    for need_weights in (False, True):
+        want = F._scaled_dot_product_attention(q, k, v, m, 0.0, need_weights, causal)
+        loom.reset_metrics()
+        got = F._scaled_dot_product_attention(q.to(D), k.to(D), v.to(D),
+                                              None if m is None else m.to(D), 0.0, need_weights,
+                                              causal)
+        assert loom.metrics()["fallbacks"] == {}
+        for g, w in zip(got, want):
+            torch.testing.assert_close(g.cpu(), w, rtol=1e-5, atol=1e-6)
+    grads_match(lambda a, b, c: F._scaled_dot_product_attention(a, b, c, None, 0.0, False,
+                                                                causal)[0],
+                q, k, v, wrt=(0, 1, 2))
+
+
+def test_private_attention_dropout_draws_on_loom():
+    q, k, v = (sample((4, 16, 8), s).to(D) for s in (1, 2, 3))
+    torch.manual_seed(0)
+    out, attn = F._scaled_dot_product_attention(q, k, v, None, 0.5, True, False)
+    attn = attn.cpu()
+    zeros = (attn == 0).double().mean().item()
+    assert 0.4 < zeros < 0.6  # dropped about half, the rest scaled by 2
+    assert out.shape == (4, 16, 8)
+    torch.manual_seed(0)
+    again = F._scaled_dot_product_attention(q, k, v, None, 0.5, True, False)[1].cpu()
+    assert torch.equal(attn, again)
