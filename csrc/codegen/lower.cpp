@@ -42,7 +42,6 @@ std::string env_key(const std::vector<Affine>& env) {
 struct Lowerer {
   LKernel k;
   std::map<std::pair<const Node*, std::string>, int> memo;
-  int reduce_depth = 0;
   bool parametric = false;
   std::vector<const Node*> self_flats;
 
@@ -68,6 +67,20 @@ struct Lowerer {
     for (int d : order)
       if (d != skip) env[d] = var_affine(new_var(out.sizes[d], true));
     return env;
+  }
+
+  // Whether some Check lies below a reduction: the renderer emits a node where it is first
+  // needed, which may be inside the loop of a reduction that shares it with nodes outside
+  // (lowered once for both), so the flag comes from the graph, not from where lowering
+  // met the Check first.
+  LKernel finish() {
+    std::vector<bool> under(k.nodes.size());
+    for (size_t i = k.nodes.size(); i-- > 0;) {
+      const LNode& n = k.nodes[i];
+      if (n.op == Op::Check && under[i]) k.check_in_reduce = true;
+      for (int s : n.src) under[size_t(s)] = under[size_t(s)] || under[i] || n.op == Op::Reduce;
+    }
+    return std::move(k);
   }
 
   int add(LNode n) {
@@ -119,7 +132,6 @@ struct Lowerer {
         ln.src.push_back(lower(n->src[0], env));
         ln.check = int(k.checks.size());
         k.checks.push_back(std::get<CheckArg>(n->arg).msg);
-        k.check_in_reduce |= reduce_depth > 0;
         break;
       case Op::Const:
         ln.origin = n.get();
@@ -164,9 +176,7 @@ struct Lowerer {
           ln.vars.push_back(var);
           inner[ax] = var_affine(var);
         }
-        ++reduce_depth;
         ln.src.push_back(lower(n->src[0], inner));
-        --reduce_depth;
         break;
       }
       case Op::Scan:
@@ -216,7 +226,7 @@ LKernel lower_store(const View& out, DType dtype, const NodeRef& value,
     o.root = L.lower(e.value, env);
     L.k.extra.push_back(std::move(o));
   }
-  return std::move(L.k);
+  return L.finish();
 }
 
 LKernel lower_batched_store(const View& out, DType dtype, const NodeRef& value,
@@ -232,7 +242,7 @@ LKernel lower_batched_store(const View& out, DType dtype, const NodeRef& value,
   L.k.out_slot = L.slot(out.offset);
   for (size_t d = 0; d < env.size(); ++d) add_scaled(L.k.out_index, env[d], out.strides[d]);
   L.k.root = L.lower(value, env);
-  return std::move(L.k);
+  return L.finish();
 }
 
 std::string lkernel_signature(const LKernel& k) {
@@ -266,7 +276,7 @@ LKernel lower_scatter(DType dtype, const NodeRef& value, const NodeRef& index, i
   for (int64_t size : index->shape) env.push_back(var_affine(L.new_var(size, true)));
   L.k.out_dyn = L.lower(index, env);
   L.k.root = L.lower(value, env);
-  return std::move(L.k);
+  return L.finish();
 }
 
 void collapse_loops(LKernel& k) {

@@ -279,17 +279,17 @@ def test_metrics_has_counters(fresh_metrics):
 
 
 def test_fallback_is_counted_and_can_be_an_error(fresh_metrics, monkeypatch):
-    # embedding_bag has no Loom kernel yet.
-    weight = torch.arange(12.0).reshape(4, 3)
-    idx, offsets = torch.tensor([0, 2, 1, 3]), torch.tensor([0, 2])
-    bag = torch.nn.functional.embedding_bag
+    # grid_sample has no Loom kernel yet.
+    x = torch.arange(9.0).reshape(1, 1, 3, 3)
+    grid = torch.tensor([[[[-0.5, 0.25], [0.75, -1.0]], [[0.0, 0.0], [1.0, 1.0]]]])
+    sample = torch.nn.functional.grid_sample
     monkeypatch.setenv("LOOM_FALLBACK", "allow")
-    got = bag(idx.to(DEV), weight.to(DEV), offsets.to(DEV))
-    assert torch.equal(got.cpu(), bag(idx, weight, offsets))
-    assert sum(n for op, n in fresh_metrics()["fallbacks"].items() if "embedding_bag" in op) == 1
+    got = sample(x.to(DEV), grid.to(DEV), align_corners=False)
+    assert torch.equal(got.cpu(), sample(x, grid, align_corners=False))
+    assert sum(n for op, n in fresh_metrics()["fallbacks"].items() if "grid_sampler" in op) == 1
     monkeypatch.setenv("LOOM_FALLBACK", "error")
-    with pytest.raises(NotImplementedError, match="embedding_bag"):
-        bag(idx.to(DEV), weight.to(DEV), offsets.to(DEV))
+    with pytest.raises(NotImplementedError, match="grid_sampler"):
+        sample(x.to(DEV), grid.to(DEV), align_corners=False)
 
 
 def test_sync_runs():
