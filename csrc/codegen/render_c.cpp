@@ -129,6 +129,9 @@ std::string Renderer::emit_reduce(int id, int depth) {
   const LNode& first = k.nodes[id];
   std::vector<int> group{id};
   for (int p : partners(id)) group.push_back(p);
+  // A reduction nested in this one's summand must not take a partner of this group too:
+  // it would declare the partner's accumulator again, in the scope this group adds to.
+  joined.insert(group.begin(), group.end());
   // One accumulator per member of the group.
   struct Acc {
     int id;
@@ -293,7 +296,8 @@ std::vector<int> Renderer::partners(int id) {
   };
   for (size_t j = 0; j < k.nodes.size(); ++j) {
     const LNode& p = k.nodes[j];
-    if (int(j) == id || p.op != Op::Reduce || find(int(j)) || row_cache.count(int(j)) ||
+    if (int(j) == id || p.op != Op::Reduce || find(int(j)) || joined.count(int(j)) ||
+        row_cache.count(int(j)) ||
         int(j) == prefetch_host || !same_loops(p))
       continue;
     if (placement && placement->level[j] != placement->level[id]) continue;
@@ -302,6 +306,7 @@ std::vector<int> Renderer::partners(int id) {
     bool apart = true;
     for (int q : out) apart &= !reaches(int(j), q) && !reaches(q, int(j));
     if (apart) out.push_back(int(j));
+    if (lanes && out.size() + 1 >= size_t(kMaxLanedGroup)) break;
   }
   return out;
 }

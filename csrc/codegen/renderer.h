@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <unordered_map>
@@ -21,6 +22,9 @@ std::string index_str(const LKernel& k, const Affine& a);
 
 // Bytes of partial accumulators per vectorized reduction: 4 AVX2 / 2 AVX-512 registers.
 inline constexpr int kLaneBytes = 128;
+// Vectorized reductions run in one loop nest (NOTE [Joint reductions]) up to this many:
+// their partial accumulators then fill 12 of AVX2's 16 vector registers.
+inline constexpr int kMaxLanedGroup = 3;
 // Largest row of reduced values kept on the stack for the output loop to read back.
 inline constexpr int64_t kMaxRowBytes = 64 << 10;
 // Bytes of accumulators per block of a column reduction (column_tile).
@@ -53,6 +57,8 @@ struct Renderer {
   std::vector<int> prefetch_loads;
   // Where hoisted reductions are computed, when the kernel hoists them.
   const ReducePlacement* placement = nullptr;
+  // Reductions emitted in a joint loop, or about to be (NOTE [Joint reductions]).
+  std::set<int> joined;
 
   explicit Renderer(const LKernel& kernel) : k(kernel) {}
 

@@ -2,6 +2,7 @@
 // codegen/render_c.cpp): values an op marks as computed together are stored by one kernel.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -113,4 +114,33 @@ TEST(Codegen, StoreKernelWritesExtraOutputs) {
   EXPECT_EQ(std::vector<float>(o, o + 2), (std::vector<float>{3, 5}));
   EXPECT_EQ(std::vector<float>(l, l + 2), (std::vector<float>{-2, -6}));
   EXPECT_EQ(std::vector<int64_t>(i, i + 2), (std::vector<int64_t>{1, 2}));
+}
+
+// A reduction nested in another's summand (a variance's mean) does not take a partner the
+// outer one has already joined (the mean the output reads beside it): the partner would be
+// declared twice and its sum split between the two.
+TEST(Codegen, NestedReductionLeavesTheOuterPartnersAlone) {
+  // One row of one element has no loops at all: every reduction is emitted where the
+  // output needs it, the variance's mean inside the variance's body.
+  for (auto [rows, n] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {2, 1}, {2, 4}, {2, 64}}) {
+    std::vector<float> host(size_t(rows * n));
+    for (size_t i = 0; i < host.size(); ++i) host[i] = float(i % 7) - 2.5f;
+    auto x = make_f32(host);
+    Shape s{rows, n}, row{rows, 1};
+    NodeRef v = read(*x, DType::Float32, View::contiguous(s));
+    auto c = [&](double a, const Shape& sh) { return constant(Scalar::of_float(a), DType::Float32, sh); };
+    NodeRef mean = binary(Op::Div, reduce(ReduceKind::Sum, v, {1}, DType::Float32), c(double(n), row));
+    NodeRef d = binary(Op::Sub, v, expand(mean, s));
+    NodeRef var = reduce(ReduceKind::Sum, binary(Op::Mul, d, d), {1}, DType::Float32);
+    NodeRef total = reduce(ReduceKind::Sum, v, {1}, DType::Float32);
+    auto out = allocate_memory(size_t(rows * 4));
+    run_store_kernel(View::contiguous(row), DType::Float32, binary(Op::Add, var, total), out);
+    const float* o = static_cast<const float*>(out->data);
+    for (int64_t r = 0; r < rows; ++r) {
+      double sum = 0, sq = 0;
+      for (int64_t j = 0; j < n; ++j) sum += host[size_t(r * n + j)];
+      for (int64_t j = 0; j < n; ++j) sq += std::pow(host[size_t(r * n + j)] - sum / double(n), 2);
+      EXPECT_NEAR(o[r], sq + sum, 1e-3) << "n = " << n << ", row " << r;
+    }
+  }
 }

@@ -185,6 +185,16 @@ def test_a_wide_residual_is_stored_once_for_its_readers(held):
             torch.testing.assert_close(have, want, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_layer_norm_of_one_element_without_gradients(dtype):
+    # No loops at all: the variance, its mean and the output's mean are emitted where the
+    # output needs them, and a joint loop once declared the output's mean twice.
+    x, w, b = (torch.tensor([v], dtype=dtype) for v in (5.2478, 2.0, -6.1891))
+    want = torch.nn.functional.layer_norm(x, (1,), w, b)
+    got = torch.nn.functional.layer_norm(x.to(loom.device), (1,), w.to(loom.device), b.to(loom.device))
+    torch.testing.assert_close(got.cpu(), want, rtol=0, atol=1e-6)
+
+
 def test_layer_norm_of_one_element_rounds_as_the_cpu():
     # The variance is 0, so rstd = 1/sqrt(eps) is large and x * rstd - rstd * mean cancels:
     # what is left is the CPU's rounding, which Loom reproduces by forming it the same way.
