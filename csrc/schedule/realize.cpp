@@ -160,17 +160,20 @@ void realize_store(const NodeRef& v) {
   v->src[1] = expr;
   expr.reset();
   const Node* base = v->src[0].get();
+  // The values stored beside this one read the old contents too (and may fault).
+  std::vector<const Node*> exprs{v->src[1].get()};
+  for (const CohortValue& c : cohort) exprs.push_back(c.value.get());
   CheckScan checks;
-  checks.visit(v->src[1].get(), false);
+  for (const Node* e : exprs) checks.visit(e, false);
   bool covers = is_dense_cover(v->view(), v->shape[0] / itemsize(v->dtype));
   std::shared_ptr<Memory> mem;
-  if (!checks.any && base->realized && can_reuse_base(v.get(), base, {v->src[1].get()})) {
+  if (!checks.any && base->realized && can_reuse_base(v.get(), base, exprs)) {
     mem = base->realized;
   } else if (covers || (base->op == Op::Empty && !base->realized)) {
     mem = allocate_memory(size_t(v->shape[0]));  // every byte that matters is stored
   } else {
     realize_value(v->src[0]);
-    if (!checks.any && can_reuse_base(v.get(), base, {v->src[1].get()}))
+    if (!checks.any && can_reuse_base(v.get(), base, exprs))
       mem = base->realized;
     else
       mem = copy_of(base);
