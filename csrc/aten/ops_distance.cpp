@@ -186,10 +186,8 @@ std::pair<Tensor, Tensor> pair_positions(int64_t n) {
       upper.push_back(i * n + j);
       lower.push_back(j * n + i);
     }
-  auto on_loom = [](const std::vector<int64_t>& v) {
-    return at::tensor(v, at::kLong).to(c10::Device(kLoomDeviceType, 0));
-  };
-  return {on_loom(upper), on_loom(lower)};
+  const int64_t pairs = int64_t(upper.size());
+  return {loom_tensor_of(upper, {pairs}), loom_tensor_of(lower, {pairs})};
 }
 
 void check_pdist(const Tensor& self, const char* what, const char* kernel) {

@@ -47,11 +47,6 @@ Bags read_bags(const Tensor& offsets, int64_t n, bool include_last_offset) {
   return b;
 }
 
-Tensor host_tensor(const std::vector<int64_t>& v, at::ScalarType t, at::IntArrayRef shape) {
-  Tensor h = at::tensor(v, at::kLong).to(t).reshape(shape);
-  return h.to(c10::Device(kLoomDeviceType, 0));
-}
-
 void check_arguments(const Tensor& weight, const Tensor& indices, const Tensor& offsets,
                      int64_t mode, const OptTensor& psw, bool include_last_offset) {
   at::TensorArg indices_arg(indices, "indices", 1), offsets_arg(offsets, "offsets", 1),
@@ -104,7 +99,7 @@ void sum_bags(const Tensor& out, const Tensor& weight, const NodeRef& k, const B
   NodeRef kr = reindex(k, rows, by_row);
   NodeRef v = cast(row_elements(weight, kr, 1), acc);
   if (has(psw)) v = v * reindex(cast(read_tensor(*psw), acc), rows, by_row);
-  NodeRef bag = reindex(index_value(host_tensor(b.bag_of, at::kLong, {n}), {n}), rows, by_row);
+  NodeRef bag = reindex(index_value(loom_tensor_of(b.bag_of, {n}), {n}), rows, by_row);
   NodeRef spare = int_const(b.count, rows);
   bag = where(binary(Op::Ge, bag, spare), spare, bag);
   bag = where(binary(Op::Eq, kr, int_const(padding_idx, rows)), spare, bag);
@@ -129,8 +124,8 @@ void max_bags(const Tensor& out, const Tensor& max_indices, const Tensor& weight
   std::vector<int64_t> starts(b.offsets.begin(), b.offsets.begin() + b.count);
   Shape bl{b.count, longest}, bld{b.count, longest, d};
   IndexMap per_bag{{0}, {0, -1}, {1, 0}};
-  NodeRef start = reindex(index_value(host_tensor(starts, at::kLong, {b.count}), {b.count}), bl, per_bag);
-  NodeRef len = reindex(index_value(host_tensor(b.size, at::kLong, {b.count}), {b.count}), bl, per_bag);
+  NodeRef start = reindex(index_value(loom_tensor_of(starts, {b.count}), {b.count}), bl, per_bag);
+  NodeRef len = reindex(index_value(loom_tensor_of(b.size, {b.count}), {b.count}), bl, per_bag);
   NodeRef l = iota(DType::Int64, bl, 1);
   NodeRef in_bag = binary(Op::Lt, l, len);
   NodeRef pos = where(in_bag, start + l, int_const(0, bl));
@@ -186,9 +181,9 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> embedding_bag_impl(
   const bool fast_sum = mode == kSum && padding_idx < 0 &&
                         (weight.scalar_type() == at::kFloat || weight.scalar_type() == at::kHalf) &&
                         weight.stride(1) == 1 && (!has(psw) || psw->stride(0) == 1);
-  Tensor offset2bag = fast_sum ? empty_loom({0}, it) : host_tensor(b.bag_of, it, {n});
+  Tensor offset2bag = fast_sum ? empty_loom({0}, it) : loom_tensor_of(b.bag_of, {n}, it);
   const bool sized = requires_grad || mode != kSum;
-  Tensor bag_size = sized ? host_tensor(b.size, it, {b.count}) : empty_loom(offsets.sizes(), it);
+  Tensor bag_size = sized ? loom_tensor_of(b.size, {b.count}, it) : empty_loom(offsets.sizes(), it);
   Tensor max_indices;
   EngineLock g(engine_mutex());
   NodeRef k = checked_indices(indices, rows);
@@ -196,7 +191,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> embedding_bag_impl(
     std::vector<int64_t> bag = b.bag_of;
     for (int64_t& x : bag) x = std::min(x, b.count);
     NodeRef pad = binary(Op::Eq, k, int_const(padding_idx, {n}));
-    NodeRef at = where(pad, index_value(host_tensor(bag, at::kLong, {n}), {n}), int_const(b.count, {n}));
+    NodeRef at = where(pad, index_value(loom_tensor_of(bag, {n}), {n}), int_const(b.count, {n}));
     Tensor counts = empty_loom({b.count + 1}, at::kLong);
     assign(counts, int_const(0, {b.count + 1}));
     scatter(buffer_of(counts), DType::Int64, at, int_const(1, {n}), ReduceKind::Sum);
@@ -332,7 +327,7 @@ Tensor embedding_bag_per_sample_weights_backward(const Tensor& grad, const Tenso
   const int64_t n = indices.size(0), d = grad.size(1);
   Tensor bags = offset2bag;
   if (n != 0 && offset2bag.numel() == 0)
-    bags = host_tensor(read_bags(offsets_, n, false).bag_of, common, {n});
+    bags = loom_tensor_of(read_bags(offsets_, n, false).bag_of, {n}, common);
   Tensor out = empty_loom({n}, grad.scalar_type());
   EngineLock g(engine_mutex());
   const DType t = to_loom(grad.scalar_type()), acc = acc_of(t);

@@ -68,10 +68,6 @@ Segments read_segments(const Tensor& data, int64_t axis, const Tensor& spec, boo
   return g;
 }
 
-Tensor on_loom(const std::vector<int64_t>& v, at::IntArrayRef shape) {
-  return at::tensor(v, at::kLong).reshape(shape).to(c10::Device(kLoomDeviceType, 0));
-}
-
 double identity(Kind k) {
   switch (k) {
     case Kind::Max: return -INFINITY;
@@ -93,9 +89,9 @@ Dense dense(const Tensor& data3, const Segments& g, DType acc) {
   const int64_t longest = std::max<int64_t>(g.longest, 1);
   d.shape = {g.rows, g.count, longest, g.inner};
   IndexMap per_segment{{0, 0}, {0, 1, -1, -1}, {1, 1, 0, 0}};
-  NodeRef start = reindex(index_value(on_loom(g.start, {g.rows, g.count}), {g.rows, g.count}),
+  NodeRef start = reindex(index_value(loom_tensor_of(g.start, {g.rows, g.count}), {g.rows, g.count}),
                           d.shape, per_segment);
-  d.len = reindex(index_value(on_loom(g.len, {g.rows, g.count}), {g.rows, g.count}), d.shape,
+  d.len = reindex(index_value(loom_tensor_of(g.len, {g.rows, g.count}), {g.rows, g.count}), d.shape,
                   per_segment);
   NodeRef l = iota(DType::Int64, d.shape, 2);
   d.valid = binary(Op::Lt, l, d.len);
@@ -207,7 +203,7 @@ Tensor segment_reduce_backward(const Tensor& grad, const Tensor& output, const T
   Dense d = dense(data3, g, acc);
   Shape es{g.rows, g.along, g.inner};
   IndexMap per_along{{0, 0}, {0, 1, -1}, {1, 1, 0}};
-  NodeRef s = reindex(index_value(on_loom(seg, {g.rows, g.along}), {g.rows, g.along}), es, per_along);
+  NodeRef s = reindex(index_value(loom_tensor_of(seg, {g.rows, g.along}), {g.rows, g.along}), es, per_along);
   NodeRef in_seg = binary(Op::Ge, s, int_const(0, es));
   NodeRef sc = where(in_seg, s, int_const(0, es));
   NodeRef row = iota(DType::Int64, es, 0), col = iota(DType::Int64, es, 2);
@@ -225,7 +221,7 @@ Tensor segment_reduce_backward(const Tensor& grad, const Tensor& output, const T
       for (int64_t j = 0; j < g.along; ++j)
         if (seg[size_t(r * g.along + j)] >= 0)
           n[size_t(r * g.along + j)] = g.len[size_t(r * g.count + seg[size_t(r * g.along + j)])];
-    value = gv / cast(reindex(index_value(on_loom(n, {g.rows, g.along}), {g.rows, g.along}), es,
+    value = gv / cast(reindex(index_value(loom_tensor_of(n, {g.rows, g.along}), {g.rows, g.along}), es,
                               per_along), acc);
   } else if (k == Kind::Max || k == Kind::Min) {
     // The gradient goes to every element equal to the result (or NaN); with two or more,
@@ -265,7 +261,7 @@ Tensor segment_reduce_backward(const Tensor& grad, const Tensor& output, const T
     NodeRef hi = product_at(back, int_const(L - 2, ds) - l, binary(Op::Eq, l, int_const(L - 1, ds)));
     exclusive = empty_loom(ds, to_aten(acc));
     assign(exclusive, initial_value(initial, Kind::Prod, acc, ds) * lo * hi);
-    NodeRef p = reindex(index_value(on_loom(pos, {g.rows, g.along}), {g.rows, g.along}), es, per_along);
+    NodeRef p = reindex(index_value(loom_tensor_of(pos, {g.rows, g.along}), {g.rows, g.along}), es, per_along);
     NodeRef ex = cast(gather(buffer_of(exclusive), acc, storage_index(exclusive, {row, sc, p, col})), acc);
     NodeRef zero = binary(Op::LogicalOr, unary(Op::IsNan, x), binary(Op::Eq, x, scalar(0.0, acc, es)));
     value = where(zero, gv * ex, (gv * y) / x);

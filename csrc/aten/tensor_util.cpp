@@ -1,6 +1,7 @@
 #include "aten/tensor_util.h"
 #include "schedule/realize.h"
 
+#include <ATen/ATen.h>
 #include <ATen/EmptyTensor.h>
 #include <c10/util/Exception.h>
 
@@ -77,6 +78,11 @@ constexpr c10::DispatchKeySet kLoomKeys{kLoomDispatchKey};
 at::Tensor empty_loom(c10::IntArrayRef sizes, c10::IntArrayRef strides, c10::ScalarType dtype) {
   to_loom(dtype);
   return at::detail::empty_strided_generic(sizes, strides, loom_allocator(), kLoomKeys, dtype);
+}
+
+at::Tensor loom_tensor_of(const std::vector<int64_t>& values, c10::IntArrayRef shape,
+                          c10::ScalarType dtype) {
+  return at::tensor(values, at::kLong).reshape(shape).to(c10::Device(kLoomDeviceType, 0), dtype);
 }
 
 at::Tensor empty_loom(c10::IntArrayRef sizes, c10::ScalarType dtype, c10::MemoryFormat format) {

@@ -5,6 +5,8 @@
 #include <ATen/core/Tensor.h>
 #include <c10/core/Allocator.h>
 
+#include <vector>
+
 #include "core/fault.h"
 #include "core/graph.h"
 
@@ -41,6 +43,9 @@ const char* storage_bytes(const at::Tensor& t);
 [[noreturn]] void throw_fault(const KernelFault& f);
 
 at::Tensor empty_loom(c10::IntArrayRef sizes, c10::IntArrayRef strides, c10::ScalarType dtype);
+// Integers computed on the host (segment bounds, index lists) as a Loom tensor of `dtype`.
+at::Tensor loom_tensor_of(const std::vector<int64_t>& values, c10::IntArrayRef shape,
+                          c10::ScalarType dtype = c10::ScalarType::Long);
 at::Tensor empty_loom(c10::IntArrayRef sizes, c10::ScalarType dtype,
                       c10::MemoryFormat format = c10::MemoryFormat::Contiguous);
 
