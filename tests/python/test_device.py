@@ -279,17 +279,15 @@ def test_metrics_has_counters(fresh_metrics):
 
 
 def test_fallback_is_counted_and_can_be_an_error(fresh_metrics, monkeypatch):
-    # grid_sample has no Loom kernel yet.
-    x = torch.arange(9.0).reshape(1, 1, 3, 3)
-    grid = torch.tensor([[[[-0.5, 0.25], [0.75, -1.0]], [[0.0, 0.0], [1.0, 1.0]]]])
-    sample = torch.nn.functional.grid_sample
+    # The Bessel functions of torch.special have no Loom kernel yet.
+    x = torch.tensor([0.5, 1.0, 7.25, -3.0])
     monkeypatch.setenv("LOOM_FALLBACK", "allow")
-    got = sample(x.to(DEV), grid.to(DEV), align_corners=False)
-    assert torch.equal(got.cpu(), sample(x, grid, align_corners=False))
-    assert sum(n for op, n in fresh_metrics()["fallbacks"].items() if "grid_sampler" in op) == 1
+    got = torch.special.bessel_j0(x.to(DEV))
+    assert torch.equal(got.cpu(), torch.special.bessel_j0(x))
+    assert sum(n for op, n in fresh_metrics()["fallbacks"].items() if "bessel_j0" in op) == 1
     monkeypatch.setenv("LOOM_FALLBACK", "error")
-    with pytest.raises(NotImplementedError, match="grid_sampler"):
-        sample(x.to(DEV), grid.to(DEV), align_corners=False)
+    with pytest.raises(NotImplementedError, match="bessel_j0"):
+        torch.special.bessel_j0(x.to(DEV))
 
 
 def test_sync_runs():
