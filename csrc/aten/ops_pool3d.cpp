@@ -147,29 +147,6 @@ void max_forward(const Tensor& self, const std::vector<Dim>& dims, const Tensor&
   assign(batched(idx, k), flat);
 }
 
-Tensor max_backward(const char* op, const Tensor& grad_out, const Tensor& self,
-                    const Tensor& indices, int k) {
-  Tensor x = batched(self, k), g = batched(grad_out, k), ix = batched(indices, k);
-  EngineLock lock(engine_mutex());
-  Shape gs = shape_of(g.sizes());
-  int64_t plane = 1;
-  for (int i = 0; i < k; ++i) plane *= x.size(2 + i);
-  std::vector<NodeRef> coord = {iota(DType::Int64, gs, 0), iota(DType::Int64, gs, 1)};
-  if (g.numel() > 0) {
-    NodeRef flat = checked(
-        read_tensor(ix), plane, false, false,
-        std::string(op) + ": index {} is out of bounds for a plane of " + std::to_string(plane));
-    int64_t inner = plane;
-    for (int i = 0; i < k; ++i) {
-      inner /= x.size(2 + i);
-      coord.push_back(binary(Op::Remainder, binary(Op::FloorDiv, flat, int_const(inner, gs)),
-                             int_const(x.size(2 + i), gs)));
-    }
-  }
-  Tensor grad = scatter_add_into(x.sizes(), grad_out.scalar_type(), g, coord);
-  return self.dim() == k + 1 ? grad.squeeze(0) : grad;
-}
-
 // --- max_pool3d ---
 
 int64_t arg3(IntArrayRef v, int i, int64_t fallback) {
@@ -234,7 +211,7 @@ Tensor max_pool3d_backward(const Tensor& grad_out, const Tensor& self, IntArrayR
   TORCH_CHECK(shape_of(grad_out.sizes()) == os && shape_of(indices.sizes()) == os,
               "max_pool3d_with_indices_backward: expected grad_output and indices of size ",
               IntArrayRef(os), ", got ", grad_out.sizes(), " and ", indices.sizes());
-  return max_backward("max_pool3d_with_indices_backward", grad_out, self, indices, 3);
+  return max_pool_backward_at("max_pool3d_with_indices_backward", grad_out, self, indices, 3);
 }
 
 // --- adaptive max ---
@@ -270,7 +247,7 @@ Tensor adaptive_max_backward(const Tensor& grad_out, const Tensor& self, const T
     (void)at::adaptive_max_pool2d_backward(to_meta(grad_out), to_meta(self), to_meta(indices));
   else
     (void)at::adaptive_max_pool3d_backward(to_meta(grad_out), to_meta(self), to_meta(indices));
-  return max_backward(op, grad_out, self, indices, K);
+  return max_pool_backward_at(op, grad_out, self, indices, K);
 }
 
 // --- average: sums over the valid window elements, divided as PyTorch's CPU kernel ---

@@ -48,4 +48,28 @@ at::Tensor scatter_add_into(at::IntArrayRef sizes, c10::ScalarType dtype, const 
   return finish_scatter(acc, dtype);
 }
 
+at::Tensor max_pool_backward_at(const char* op, const at::Tensor& grad_out, const at::Tensor& self,
+                                const at::Tensor& indices, int k) {
+  auto batched = [k](const at::Tensor& t) { return t.dim() == k + 1 ? t.unsqueeze(0) : t; };
+  at::Tensor x = batched(self), g = batched(grad_out), ix = batched(indices);
+  EngineLock lock(engine_mutex());
+  Shape gs = shape_of(g.sizes());
+  int64_t plane = 1;
+  for (int i = 0; i < k; ++i) plane *= x.size(2 + i);
+  std::vector<NodeRef> coord = {iota(DType::Int64, gs, 0), iota(DType::Int64, gs, 1)};
+  if (g.numel() > 0) {
+    NodeRef flat = checked(
+        read_tensor(ix), plane, false, false,
+        std::string(op) + ": index {} is out of bounds for a plane of " + std::to_string(plane));
+    int64_t inner = plane;
+    for (int i = 0; i < k; ++i) {
+      inner /= x.size(2 + i);
+      coord.push_back(binary(Op::Remainder, binary(Op::FloorDiv, flat, int_const(inner, gs)),
+                             int_const(x.size(2 + i), gs)));
+    }
+  }
+  at::Tensor grad = scatter_add_into(x.sizes(), grad_out.scalar_type(), g, coord);
+  return self.dim() == k + 1 ? grad.squeeze(0) : grad;
+}
+
 }  // namespace loom::aten

@@ -32,4 +32,10 @@ at::Tensor zeros_for_scatter(at::IntArrayRef sizes, c10::ScalarType dtype);
 // The accumulator `acc` as a tensor of `dtype` (itself when the dtypes agree).
 at::Tensor finish_scatter(const at::Tensor& acc, c10::ScalarType dtype);
 
+// The gradient of a max pooling over the last k dims of `self` ((N,) C, I...): each element of
+// grad_out added at the flat position within its plane that `indices` holds. An index outside
+// the plane faults at realization, naming `op`. A new contiguous tensor shaped as self.
+at::Tensor max_pool_backward_at(const char* op, const at::Tensor& grad_out, const at::Tensor& self,
+                                const at::Tensor& indices, int k);
+
 }  // namespace loom::aten
