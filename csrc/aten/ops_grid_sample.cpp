@@ -388,8 +388,7 @@ std::tuple<Tensor, Tensor> grid_sampler_3d_backward(const Tensor& grad_out, cons
                                                     std::array<bool, 2> mask) {
   return grid_sampler_backward(grad_out, input, grid, interp, pad, align, mask, 3);
 }
-// The CPU's scalar version of the 2-d kernel (for inputs past 32-bit offsets) is exposed for
-// testing; here it is the same kernel.
+// The scalar version's backward (a CompositeImplicitAutograd op over data pointers).
 std::tuple<Tensor, Tensor> grid_sampler_2d_fallback_backward(const Tensor& grad_out,
                                                              const Tensor& input,
                                                              const Tensor& grid, int64_t interp,
@@ -404,8 +403,17 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("grid_sampler_3d", TORCH_FN(grid_sampler_3d));
   m.impl("grid_sampler_2d_backward", TORCH_FN(grid_sampler_2d_backward));
   m.impl("grid_sampler_3d_backward", TORCH_FN(grid_sampler_3d_backward));
+  // The CPU's scalar version of the 2-d kernel (for inputs past 32-bit offsets), exposed for
+  // testing: here the same kernel. Its backward's composite reads data pointers, which Loom
+  // storages are not; see the Autograd registration below.
   m.impl("_grid_sampler_2d_cpu_fallback", TORCH_FN(grid_sampler_2d));
   m.impl("_grid_sampler_2d_cpu_fallback_backward", TORCH_FN(grid_sampler_2d_fallback_backward));
+}
+
+// A PrivateUse1 kernel hides a CompositeImplicitAutograd op's composite from autograd too; the
+// op is itself a backward (not differentiable), so autograd passes straight through to it.
+TORCH_LIBRARY_IMPL(aten, AutogradPrivateUse1, m) {
+  m.impl("_grid_sampler_2d_cpu_fallback_backward", torch::CppFunction::makeFallthrough());
 }
 
 }  // namespace loom::aten

@@ -114,3 +114,50 @@ def test_interpolate_errors():
         with pytest.raises(type(want)) as got:
             fn(x.to(D))
         assert str(got.value) == str(want)
+
+
+AA_CASES = [((2, 3, 16, 20), dict(size=(5, 7))), ((2, 3, 16, 20), dict(scale_factor=0.3)),
+            ((1, 2, 8, 9), dict(size=(13, 17))), ((1, 2, 9, 8), dict(size=(9, 3))),
+            ((1, 1, 1, 5), dict(size=(3, 2))), ((1, 2, 40, 40), dict(size=(3, 4)))]
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_interpolate_antialias(mode, dtype):
+    # PIL-style resampling: the weights come from the CPU's formulas in the input's dtype.
+    tol = 1e-5 if dtype == torch.float32 else 1e-12
+    for shape, target in AA_CASES:
+        x = sample(shape, sum(shape), dtype)
+        for ac in (False, True):
+            check(lambda x: F.interpolate(x, mode=mode, align_corners=ac, antialias=True, **target),
+                  x, tol=tol)
+
+
+def test_interpolate_antialias_layouts_and_kernel_count():
+    x = sample((2, 3, 16, 20), 5).to(memory_format=torch.channels_last)
+    check(lambda x: F.interpolate(x, size=(5, 7), mode="bilinear", antialias=True), x)
+    check(lambda x: F.interpolate(x, size=(5, 7), mode="bicubic", antialias=True),
+          sample((2, 3, 20, 40), 6)[..., ::2])
+    xl = sample((2, 3, 16, 20), 7).to(D)
+    loom.sync()
+    loom.reset_metrics()
+    F.interpolate(xl, size=(5, 7), mode="bilinear", antialias=True).cpu()
+    assert loom.metrics()["kernels_run"] == 2  # one pass per dim, as the CPU's separable kernel
+
+
+@pytest.mark.parametrize("fn", [
+    lambda d: F.interpolate(torch.ones(1, 2, 4, 4, device=d).half(), size=(2, 2), mode="bilinear",
+                            antialias=True),
+    lambda d: F.interpolate(torch.ones(1, 2, 4, 4, device=d).bfloat16(), size=(2, 2),
+                            mode="bicubic", antialias=True),
+    lambda d: torch.ops.aten._upsample_bilinear2d_aa_backward(
+        torch.ones(1, 2, 3, 3, device=d).half(), [3, 3], [1, 2, 4, 4], False),
+    lambda d: torch.ops.aten._upsample_bilinear2d_aa(torch.ones(2, 0, 4, 4, device=d), [3, 3], False),
+])
+def test_interpolate_antialias_errors_match_cpu(fn):
+    res = []
+    for dev in ("cpu", D):
+        with pytest.raises(Exception) as info:
+            fn(dev)
+        res.append((info.type, str(info.value)))
+    assert res[0] == res[1]
