@@ -141,6 +141,25 @@ LOOM_POLYNOMIAL(laguerre_polynomial_l, LaguerreL)
 LOOM_POLYNOMIAL(legendre_polynomial_p, LegendreP)
 #undef LOOM_POLYNOMIAL
 
+// Bessel functions of integer order and Airy's Ai (codegen/bessel_c.cpp), in double.
+NodeRef bessel(BesselKind kind, const NodeRef& x) {
+  return make_node(Op::Bessel, x->dtype, x->shape, {x}, int64_t(kind));
+}
+#define LOOM_BESSEL(name, cpu, KIND)                                           \
+  LOOM_MATH_UNARY(special_##name, cpu "_cpu", kFloat | kNoBFloat16, [](const V& v) { \
+    return bessel(BesselKind::KIND, v[0]);                                      \
+  })
+LOOM_BESSEL(bessel_j0, "bessel_j0", J0)
+LOOM_BESSEL(bessel_j1, "bessel_j1", J1)
+LOOM_BESSEL(bessel_y0, "bessel_y0", Y0)
+LOOM_BESSEL(bessel_y1, "bessel_y1", Y1)
+LOOM_BESSEL(modified_bessel_k0, "modified_bessel_k0", K0)
+LOOM_BESSEL(modified_bessel_k1, "modified_bessel_k1", K1)
+LOOM_BESSEL(scaled_modified_bessel_k0, "scaled_modified_bessel_k0", K0e)
+LOOM_BESSEL(scaled_modified_bessel_k1, "scaled_modified_bessel_k1", K1e)
+LOOM_BESSEL(airy_ai, "airy_ai", AiryAi)
+#undef LOOM_BESSEL
+
 // nextafter steps in the result's own dtype (bfloat16 by its bit pattern), so its
 // operands are not widened as other pointwise ops' are.
 Tensor& nextafter_into(const Tensor& a, const Tensor& b, Tensor& out) {
@@ -364,6 +383,15 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   LOOM_REGISTER_FN_OUT(special_ndtri, "special_ndtri.out")
   LOOM_REGISTER_FN_OUT(special_modified_bessel_i0, "special_modified_bessel_i0.out")
   LOOM_REGISTER_FN_OUT(special_modified_bessel_i1, "special_modified_bessel_i1.out")
+  LOOM_REGISTER_FN_OUT(special_bessel_j0, "special_bessel_j0.out")
+  LOOM_REGISTER_FN_OUT(special_bessel_j1, "special_bessel_j1.out")
+  LOOM_REGISTER_FN_OUT(special_bessel_y0, "special_bessel_y0.out")
+  LOOM_REGISTER_FN_OUT(special_bessel_y1, "special_bessel_y1.out")
+  LOOM_REGISTER_FN_OUT(special_modified_bessel_k0, "special_modified_bessel_k0.out")
+  LOOM_REGISTER_FN_OUT(special_modified_bessel_k1, "special_modified_bessel_k1.out")
+  LOOM_REGISTER_FN_OUT(special_scaled_modified_bessel_k0, "special_scaled_modified_bessel_k0.out")
+  LOOM_REGISTER_FN_OUT(special_scaled_modified_bessel_k1, "special_scaled_modified_bessel_k1.out")
+  LOOM_REGISTER_FN_OUT(special_airy_ai, "special_airy_ai.out")
   LOOM_REGISTER_FN_OUT(special_entr, "special_entr.out")
   LOOM_REGISTER_FN_OUT(special_erfcx, "special_erfcx.out")
   LOOM_REGISTER_FN_OUT(special_log_ndtr, "special_log_ndtr.out")

@@ -25,6 +25,10 @@ const char* c_special_prelude();
 const char* c_polynomial_prelude();
 // Polynomial `kind` (PolynomialKind) of x and degree n, in float type `t`.
 std::string c_polynomial(int kind, DType t, const std::string& x, const std::string& n);
+// Bessel functions J0 ... K1e and Airy's Ai (codegen/bessel_c.cpp), for the kernels that use
+// them; c_bessel: function `kind` (BesselKind) of x, computed in double, in float type `t`.
+const char* c_bessel_prelude();
+std::string c_bessel(int kind, DType t, const std::string& x);
 // Expression for `op` on arguments of compute dtype `in`, giving dtype `out`.
 std::string c_op(Op op, DType in, DType out, const std::vector<std::string>& a);
 std::string c_cast(DType from, DType to, const std::string& a);

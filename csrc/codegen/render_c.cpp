@@ -93,6 +93,9 @@ std::string Renderer::emit(int id, int depth) {
       e = c_polynomial(int(std::get<int64_t>(n.arg)), n.dtype, emit(n.src[0], depth),
                        emit(n.src[1], depth));
       break;
+    case Op::Bessel:
+      e = c_bessel(int(std::get<int64_t>(n.arg)), n.dtype, emit(n.src[0], depth));
+      break;
     default: {
       std::vector<std::string> args;
       for (int s : n.src) args.push_back(emit(s, depth));
@@ -428,6 +431,7 @@ std::string Renderer::render(bool entry) {
   if (entry && uses_gamma(k)) os << c_gamma_prelude();
   if (entry && uses_special(k)) os << c_special_prelude();
   if (entry && uses_op(k, Op::Polynomial)) os << c_polynomial_prelude();
+  if (entry && uses_op(k, Op::Bessel)) os << c_bessel_prelude();
   if (entry && k.prologue) {
     Renderer pro(*k.prologue);
     os << pro.render(false);

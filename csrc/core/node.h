@@ -37,7 +37,7 @@ namespace loom {
   X(Acosh, 1, Unary) X(Asinh, 1, Unary) X(Atanh, 1, Unary) X(Erfc, 1, Unary)          \
   X(Erfinv, 1, Unary) X(Ndtri, 1, Unary) X(I0, 1, Unary) X(I0e, 1, Unary)            \
   X(I1, 1, Unary) X(I1e, 1, Unary) X(FrexpMantissa, 1, Unary)                        \
-  X(FrexpExponent, 1, Unary) X(Erfcx, 1, Unary)                                      \
+  X(FrexpExponent, 1, Unary) X(Erfcx, 1, Unary) X(Bessel, 1, Unary)                  \
   X(Ceil, 1, Unary) X(Round, 1, Unary) X(Trunc, 1, Unary) X(Frac, 1, Unary)          \
   X(Sign, 1, Unary) X(Reciprocal, 1, Unary) X(IsNan, 1, Unary) X(IsInf, 1, Unary)    \
   X(IsFinite, 1, Unary) X(LogicalNot, 1, Unary) X(BitwiseNot, 1, Unary)              \
@@ -80,6 +80,10 @@ enum class PolynomialKind : int64_t {
   ShiftedChebyshevV, ShiftedChebyshevW, HermiteH, HermiteHe, LaguerreL, LegendreP
 };
 
+// torch.special's Bessel functions of integer order and Airy's Ai (codegen/bessel_c.cpp).
+// K0e and K1e are e^x K0(x) and e^x K1(x).
+enum class BesselKind : int64_t { J0, J1, Y0, Y1, K0, K1, K0e, K1e, AiryAi };
+
 struct ReduceArg {
   ReduceKind kind;
   std::vector<int> axes;  // Reduce: reduced dims (kept as size 1). Scan: one axis.
@@ -105,7 +109,7 @@ struct RandArg {
 };
 
 // Empty: a unique id. Iota: the axis. Param: the kernel slot. Data: none (the memory).
-// Polynomial: which one (PolynomialKind), of (x, degree).
+// Polynomial: which one (PolynomialKind), of (x, degree). Bessel: which one (BesselKind).
 // Scatter: -1 to assign, else the ReduceKind that combines with the old value.
 struct ExternArg;  // core/extern.h
 using Arg = std::variant<std::monostate, int64_t, Scalar, View, IndexMap, ReduceArg, RandArg,

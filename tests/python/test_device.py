@@ -279,15 +279,15 @@ def test_metrics_has_counters(fresh_metrics):
 
 
 def test_fallback_is_counted_and_can_be_an_error(fresh_metrics, monkeypatch):
-    # The Bessel functions of torch.special have no Loom kernel yet.
-    x = torch.tensor([0.5, 1.0, 7.25, -3.0])
+    # LAPACK's singular value decomposition has no Loom kernel.
+    x = torch.tensor([[2.0, 0.5, 0.0], [0.25, 1.0, 3.0]])
     monkeypatch.setenv("LOOM_FALLBACK", "allow")
-    got = torch.special.bessel_j0(x.to(DEV))
-    assert torch.equal(got.cpu(), torch.special.bessel_j0(x))
-    assert sum(n for op, n in fresh_metrics()["fallbacks"].items() if "bessel_j0" in op) == 1
+    got = torch.linalg.svdvals(x.to(DEV))
+    torch.testing.assert_close(got.cpu(), torch.linalg.svdvals(x))
+    assert sum(n for op, n in fresh_metrics()["fallbacks"].items() if "svd" in op) == 1
     monkeypatch.setenv("LOOM_FALLBACK", "error")
-    with pytest.raises(NotImplementedError, match="bessel_j0"):
-        torch.special.bessel_j0(x.to(DEV))
+    with pytest.raises(NotImplementedError, match="svd"):
+        torch.linalg.svdvals(x.to(DEV))
 
 
 def test_sync_runs():
