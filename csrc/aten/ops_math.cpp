@@ -119,6 +119,15 @@ LOOM_MATH_BINARY(special_xlog1py, "xlog1py_cpu", kFloat | kHalf,
 LOOM_MATH_BINARY(special_zeta, "zeta_cpu", kFloat | kNoBFloat16,
                  [](const V& v) { return binary(Op::Zeta, v[0], v[1]); })
 
+// The regularized incomplete gamma functions of (a, x) (igamma_c.cpp).
+NodeRef igamma_node(bool upper, const NodeRef& a, const NodeRef& x) {
+  return make_node(Op::Igamma, a->dtype, a->shape, {a, x}, int64_t(upper));
+}
+LOOM_MATH_BINARY_INPLACE(igamma, "igamma_cpu", kFloat | kHalf,
+                         [](const V& v) { return igamma_node(false, v[0], v[1]); })
+LOOM_MATH_BINARY_INPLACE(igammac, "igammac_cpu", kFloat | kHalf,
+                         [](const V& v) { return igamma_node(true, v[0], v[1]); })
+
 // The orthogonal polynomials of (x, degree), evaluated as the CPU does (polynomial_c.cpp).
 NodeRef polynomial(PolynomialKind kind, const NodeRef& x, const NodeRef& n) {
   return make_node(Op::Polynomial, x->dtype, x->shape, {x, n}, int64_t(kind));
@@ -400,6 +409,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("copysign_.Tensor", copysign_ip);
   m.impl("copysign.out", copysign_into);
   LOOM_REGISTER_ALL(gcd, "gcd_", "gcd.out")
+  LOOM_REGISTER_ALL(igamma, "igamma_", "igamma.out")
+  LOOM_REGISTER_ALL(igammac, "igammac_", "igammac.out")
   LOOM_REGISTER_ALL(lcm, "lcm_", "lcm.out")
   LOOM_REGISTER_ALL(nextafter, "nextafter_", "nextafter.out")
   LOOM_REGISTER_FN_OUT(special_xlog1py, "special_xlog1py.out")

@@ -29,6 +29,10 @@ std::string c_polynomial(int kind, DType t, const std::string& x, const std::str
 // them; c_bessel: function `kind` (BesselKind) of x, computed in double, in float type `t`.
 const char* c_bessel_prelude();
 std::string c_bessel(int kind, DType t, const std::string& x);
+// The regularized incomplete gamma functions (codegen/igamma_c.cpp), likewise: P(a, x), or
+// Q(a, x) when `upper`, computed in double, in float type `t`.
+const char* c_igamma_prelude();
+std::string c_igamma(int upper, DType t, const std::string& a, const std::string& x);
 // Expression for `op` on arguments of compute dtype `in`, giving dtype `out`.
 std::string c_op(Op op, DType in, DType out, const std::vector<std::string>& a);
 std::string c_cast(DType from, DType to, const std::string& a);

@@ -96,6 +96,10 @@ std::string Renderer::emit(int id, int depth) {
     case Op::Bessel:
       e = c_bessel(int(std::get<int64_t>(n.arg)), n.dtype, emit(n.src[0], depth));
       break;
+    case Op::Igamma:
+      e = c_igamma(int(std::get<int64_t>(n.arg)), n.dtype, emit(n.src[0], depth),
+                   emit(n.src[1], depth));
+      break;
     default: {
       std::vector<std::string> args;
       for (int s : n.src) args.push_back(emit(s, depth));
@@ -432,6 +436,7 @@ std::string Renderer::render(bool entry) {
   if (entry && uses_special(k)) os << c_special_prelude();
   if (entry && uses_op(k, Op::Polynomial)) os << c_polynomial_prelude();
   if (entry && uses_op(k, Op::Bessel)) os << c_bessel_prelude();
+  if (entry && uses_op(k, Op::Igamma)) os << c_igamma_prelude();
   if (entry && k.prologue) {
     Renderer pro(*k.prologue);
     os << pro.render(false);

@@ -51,7 +51,7 @@ namespace loom {
   X(BitAnd, 2, Binary) X(BitOr, 2, Binary) X(BitXor, 2, Binary) X(Shl, 2, Binary)    \
   X(Shr, 2, Binary) X(Complex, 2, Binary) X(Zeta, 2, Binary)                         \
   X(CopySign, 2, Binary) X(NextAfter, 2, Binary) X(Gcd, 2, Binary)                  \
-  X(Polynomial, 2, Binary)                                                           \
+  X(Polynomial, 2, Binary) X(Igamma, 2, Binary)                                      \
   X(Where, 3, Ternary)                                                               \
   X(Reduce, 1, Reduce) X(Scan, 1, Scan)
 
@@ -110,6 +110,7 @@ struct RandArg {
 
 // Empty: a unique id. Iota: the axis. Param: the kernel slot. Data: none (the memory).
 // Polynomial: which one (PolynomialKind), of (x, degree). Bessel: which one (BesselKind).
+// Igamma: 0 for the lower regularized incomplete gamma P(a, x), 1 for the upper Q(a, x).
 // Scatter: -1 to assign, else the ReduceKind that combines with the old value.
 struct ExternArg;  // core/extern.h
 using Arg = std::variant<std::monostate, int64_t, Scalar, View, IndexMap, ReduceArg, RandArg,
