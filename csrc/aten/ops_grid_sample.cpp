@@ -38,8 +38,7 @@ struct Coords {
   NodeRef unnormalize(const NodeRef& g, int64_t size) const {
     double n = double(size);
     if (vec)
-      return align ? mul(add(g, k(1)), k((n - 1) / 2))
-                   : sub(mul(add(g, k(1)), k(n / 2)), k(0.5));
+      return align ? mul(add(g, k(1)), k((n - 1) / 2)) : sub(mul(add(g, k(1)), k(n / 2)), k(0.5));
     return align ? mul(binary(Op::Div, add(g, k(1)), k(2)), k(n - 1))
                  : binary(Op::Div, sub(mul(add(g, k(1)), k(n)), k(1)), k(2));
   }
@@ -115,8 +114,8 @@ struct Coords {
 // (expanded to the full output shape, clamped into range) and whether it lies inside.
 struct Tap {
   std::vector<NodeRef> idx;
-  NodeRef inside;  // Bool
-  NodeRef weight;  // of the tap; null for nearest
+  NodeRef inside;                // Bool
+  NodeRef weight;                // of the tap; null for nearest
   std::vector<NodeRef> dweight;  // d weight / d coordinate, per spatial dim (bilinear, bicubic)
 };
 
@@ -230,8 +229,8 @@ std::vector<Tap> taps_of(const Problem& p, std::vector<NodeRef>* mult) {
     // The weight: a product over dims, outermost first in the 2-d kernel (nw = s * e),
     // innermost first in the 3-d one (tnw = x * y * z); bicubic's is coeff_x * coeff_y.
     std::vector<int64_t> order;
-    for (int64_t d = 0; d < p.nd; ++d) order.push_back(co.vec && p.interp != Interp::Bicubic
-                                                           ? d : p.nd - 1 - d);
+    for (int64_t d = 0; d < p.nd; ++d)
+      order.push_back(co.vec && p.interp != Interp::Bicubic ? d : p.nd - 1 - d);
     for (int64_t d : order) {
       const NodeRef& w = dims[size_t(d)].w[at[size_t(d)]];
       t.weight = t.weight ? mul(t.weight, w) : w;
@@ -269,8 +268,8 @@ const char* kernel_name(int64_t nd, bool backward) {
 }
 
 // The CPU's checks and dtype rules, then the problem's nodes-to-be.
-Problem setup(const Tensor& input, const Tensor& grid, int64_t interp, int64_t pad,
-              bool align, int64_t nd, bool backward) {
+Problem setup(const Tensor& input, const Tensor& grid, int64_t interp, int64_t pad, bool align,
+              int64_t nd, bool backward) {
   at::native::check_grid_sampler_common(input, grid);
   if (nd == 2)
     at::native::check_grid_sampler_2d(input, grid);
@@ -320,8 +319,7 @@ Tensor grid_sampler(const Tensor& input, const Tensor& grid, int64_t interp, int
 
 std::tuple<Tensor, Tensor> grid_sampler_backward(const Tensor& grad_out, const Tensor& input,
                                                  const Tensor& grid, int64_t interp, int64_t pad,
-                                                 bool align, std::array<bool, 2> mask,
-                                                 int64_t nd) {
+                                                 bool align, std::array<bool, 2> mask, int64_t nd) {
   check_operands(nd == 2 ? "grid_sampler_2d_backward" : "grid_sampler_3d_backward",
                  {grad_out, input, grid});
   Problem p = setup(input, grid, interp, pad, align, nd, true);
@@ -377,15 +375,13 @@ Tensor grid_sampler_3d(const Tensor& input, const Tensor& grid, int64_t interp, 
   return grid_sampler(input, grid, interp, pad, align, 3);
 }
 std::tuple<Tensor, Tensor> grid_sampler_2d_backward(const Tensor& grad_out, const Tensor& input,
-                                                    const Tensor& grid, int64_t interp,
-                                                    int64_t pad, bool align,
-                                                    std::array<bool, 2> mask) {
+                                                    const Tensor& grid, int64_t interp, int64_t pad,
+                                                    bool align, std::array<bool, 2> mask) {
   return grid_sampler_backward(grad_out, input, grid, interp, pad, align, mask, 2);
 }
 std::tuple<Tensor, Tensor> grid_sampler_3d_backward(const Tensor& grad_out, const Tensor& input,
-                                                    const Tensor& grid, int64_t interp,
-                                                    int64_t pad, bool align,
-                                                    std::array<bool, 2> mask) {
+                                                    const Tensor& grid, int64_t interp, int64_t pad,
+                                                    bool align, std::array<bool, 2> mask) {
   return grid_sampler_backward(grad_out, input, grid, interp, pad, align, mask, 3);
 }
 // The scalar version's backward (a CompositeImplicitAutograd op over data pointers).

@@ -31,9 +31,8 @@ NodeRef window_start(const FDim& d, const NodeRef& o, const NodeRef& u, DType t)
   const Shape& s = o->shape;
   NodeRef last = int_const(d.in - d.pool, s);
   if (d.out <= 1) return last;
-  const double alpha = t == DType::Float32
-                           ? double(float(d.in - d.pool) / float(d.out - 1))
-                           : double(d.in - d.pool) / double(d.out - 1);
+  const double alpha = t == DType::Float32 ? double(float(d.in - d.pool) / float(d.out - 1))
+                                           : double(d.in - d.pool) / double(d.out - 1);
   NodeRef a = scalar(alpha, t, s);
   auto to_int = [&](const NodeRef& v) { return cast(cast(v, DType::Int32), DType::Int64); };
   NodeRef start = binary(Op::Sub, to_int(binary(Op::Mul, binary(Op::Add, cast(o, t), u), a)),
@@ -64,16 +63,15 @@ std::vector<FDim> fractional_dims(const char* op, const Tensor& self, IntArrayRe
   const int64_t n = batch ? self.size(0) : 1, c = self.size(batch ? 1 : 0);
   // The CPU reads the samples as a contiguous (N, C, k) array; fewer would be read past.
   TORCH_CHECK(samples.numel() == n * c * k, op, "(): expected random_samples of ", n, " * ", c,
-              " * ", k, " elements (batch, planes, spatial dims), but got sizes ",
-              samples.sizes());
+              " * ", k, " elements (batch, planes, spatial dims), but got sizes ", samples.sizes());
   Tensor u = samples.reshape({n, c, k});
   std::vector<FDim> dims;
   for (int i = 0; i < k; ++i) {
     // The 2-d kernel reads sample 0 for the width and 1 for the height; the 3-d one reads
     // them in dim order (time, height, width).
     int which = k == 2 ? 1 - i : i;
-    dims.push_back(FDim{self.size(self.dim() - k + i), output_size[size_t(i)],
-                        kernel[size_t(i)], u.select(2, which)});
+    dims.push_back(FDim{self.size(self.dim() - k + i), output_size[size_t(i)], kernel[size_t(i)],
+                        u.select(2, which)});
   }
   return dims;
 }
@@ -121,8 +119,8 @@ std::tuple<Tensor, Tensor> fractional_forward(const char* op, const Tensor& self
   int64_t inner = 1, plane_stride = 1;
   for (int i = k - 1; i >= 0; --i) {
     const FDim& d = dims[size_t(i)];
-    NodeRef j = binary(Op::Remainder, binary(Op::FloorDiv, lin, int_const(inner, s)),
-                       int_const(d.pool, s));
+    NodeRef j =
+        binary(Op::Remainder, binary(Op::FloorDiv, lin, int_const(inner, s)), int_const(d.pool, s));
     inner *= d.pool;
     NodeRef start = window_start(d, iota(DType::Int64, s, 2 + i), sample_at(d, s), t);
     flat = binary(Op::Add, flat,
@@ -191,8 +189,8 @@ Tensor fractional_backward(const char* op, const Tensor& grad_out, const Tensor&
 Tensor fractional2d_backward(const Tensor& grad_out, const Tensor& self, IntArrayRef kernel,
                              IntArrayRef output_size, const Tensor& indices) {
   (void)kernel;  // unused by the CPU too
-  return fractional_backward("fractional_max_pool2d_backward", grad_out, self, output_size,
-                             indices, 2);
+  return fractional_backward("fractional_max_pool2d_backward", grad_out, self, output_size, indices,
+                             2);
 }
 Tensor fractional3d_backward(const Tensor& grad_out, const Tensor& self, IntArrayRef kernel,
                              IntArrayRef output_size, const Tensor& indices) {

@@ -174,10 +174,10 @@ Tensor aa_backward(const Tensor& grad_out, SymSizes output_size, SymSizes input_
   check_operands(op, {grad_out});
   at::IntArrayRef os = c10::asIntArrayRefSlow(output_size);
   at::IntArrayRef is = c10::asIntArrayRefSlow(input_size);
-  Tensor meta = kCubic ? at::_upsample_bicubic2d_aa_backward(to_meta(grad_out), os, is,
-                                                             align_corners, sh, sw)
-                       : at::_upsample_bilinear2d_aa_backward(to_meta(grad_out), os, is,
-                                                              align_corners, sh, sw);
+  Tensor meta =
+      kCubic
+          ? at::_upsample_bicubic2d_aa_backward(to_meta(grad_out), os, is, align_corners, sh, sw)
+          : at::_upsample_bilinear2d_aa_backward(to_meta(grad_out), os, is, align_corners, sh, sw);
   check_dtype(kCubic ? "upsample_bicubic2d_aa_backward_cpu" : "upsample_bilinear2d_aa_backward_cpu",
               grad_out.scalar_type(), {at::kFloat, at::kDouble});
   if (meta.numel() == 0) return result_like(meta);

@@ -5,8 +5,8 @@
 // `.output`) first runs on meta copies of all its tensors: a structured op's meta kernel makes
 // the CPU's checks (out dtypes, shapes) and resizes the meta outs as it would resize the real
 // ones, which the outs then match. An op with no meta kernel gets resize_output's rule and
-// the dtype check its CPU kernel makes. Then the functional overload `name` computes the results on Loom, and they are
-// stored into the outs, lazily like any write.
+// the dtype check its CPU kernel makes. Then the functional overload `name` computes the
+// results on Loom, and they are stored into the outs, lazily like any write.
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
@@ -32,7 +32,8 @@ void out_by_functional(const c10::OperatorHandle& op, torch::jit::Stack* stack) 
   for (size_t i = 0; i < n; ++i)
     if (is_out(schema.arguments()[i])) outs.push_back(i);
   for (const c10::IValue& v : args)
-    if (v.isTensor() && v.toTensor().defined()) check_operands(schema.name().c_str(), {v.toTensor()});
+    if (v.isTensor() && v.toTensor().defined())
+      check_operands(schema.name().c_str(), {v.toTensor()});
 
   std::vector<at::Tensor> meta_outs;
   {
@@ -55,8 +56,8 @@ void out_by_functional(const c10::OperatorHandle& op, torch::jit::Stack* stack) 
   for (size_t i = 0; i < n; ++i)
     if (!is_out(schema.arguments()[i])) fs.push_back(args[i]);
   functional->callBoxed(&fs);
-  TORCH_INTERNAL_ASSERT(fs.size() == outs.size(), schema.name(), ": ", fs.size(),
-                        " results for ", outs.size(), " outputs");
+  TORCH_INTERNAL_ASSERT(fs.size() == outs.size(), schema.name(), ": ", fs.size(), " results for ",
+                        outs.size(), " outputs");
 
   for (size_t k = 0; k < outs.size(); ++k) {
     at::Tensor out = args[outs[k]].toTensor();
@@ -66,11 +67,13 @@ void out_by_functional(const c10::OperatorHandle& op, torch::jit::Stack* stack) 
     } else {
       // The CPU's unstructured kernels: adaptive average pooling checks the dtype itself;
       // the others find it when they take the out's data pointer.
-      if (schema.name() == "aten::adaptive_avg_pool2d" || schema.name() == "aten::adaptive_avg_pool3d")
+      if (schema.name() == "aten::adaptive_avg_pool2d" ||
+          schema.name() == "aten::adaptive_avg_pool3d") {
         TORCH_CHECK(out.scalar_type() == r.scalar_type(), "expected dtype ", r.dtype(),
                     " for `output` but got dtype ", out.dtype());
-      TORCH_CHECK(out.scalar_type() == r.scalar_type(), "expected scalar type ",
-                  r.scalar_type(), " but found ", out.scalar_type());
+      }
+      TORCH_CHECK(out.scalar_type() == r.scalar_type(), "expected scalar type ", r.scalar_type(),
+                  " but found ", out.scalar_type());
       at::native::resize_output(out, r.sizes());
     }
     EngineLock lock(engine_mutex());
@@ -83,36 +86,35 @@ void out_by_functional(const c10::OperatorHandle& op, torch::jit::Stack* stack) 
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  for (const char* name : {
-           // interpolation
-           "upsample_nearest1d.out", "upsample_nearest2d.out", "upsample_nearest3d.out",
-           "_upsample_nearest_exact1d.out", "_upsample_nearest_exact2d.out",
-           "_upsample_nearest_exact3d.out", "upsample_linear1d.out", "upsample_bilinear2d.out",
-           "upsample_trilinear3d.out", "upsample_bicubic2d.out", "_upsample_bilinear2d_aa.out",
-           "_upsample_bicubic2d_aa.out", "upsample_nearest1d_backward.grad_input",
-           "upsample_nearest2d_backward.grad_input", "upsample_nearest3d_backward.grad_input",
-           "_upsample_nearest_exact1d_backward.grad_input",
-           "_upsample_nearest_exact2d_backward.grad_input",
-           "_upsample_nearest_exact3d_backward.grad_input",
-           "upsample_linear1d_backward.grad_input", "upsample_bilinear2d_backward.grad_input",
-           "upsample_trilinear3d_backward.grad_input", "upsample_bicubic2d_backward.grad_input",
-           "_upsample_bilinear2d_aa_backward.grad_input",
-           "_upsample_bicubic2d_aa_backward.grad_input",
-           // padding
-           "reflection_pad1d.out", "reflection_pad2d.out", "reflection_pad3d.out",
-           "replication_pad1d.out", "replication_pad2d.out", "replication_pad3d.out",
-           "reflection_pad1d_backward.grad_input", "reflection_pad2d_backward.grad_input",
-           "reflection_pad3d_backward.grad_input", "replication_pad1d_backward.grad_input",
-           "replication_pad2d_backward.grad_input", "replication_pad3d_backward.grad_input",
-           // pooling
-           "max_pool2d_with_indices.out", "max_pool3d_with_indices.out", "avg_pool2d.out",
-           "avg_pool3d.out", "adaptive_avg_pool2d.out", "adaptive_avg_pool3d.out", "adaptive_max_pool2d.out",
-           "adaptive_max_pool3d.out", "max_pool2d_with_indices_backward.grad_input",
-           "max_pool3d_with_indices_backward.grad_input", "avg_pool2d_backward.grad_input",
-           "avg_pool3d_backward.grad_input", "adaptive_avg_pool3d_backward.grad_input",
-           "adaptive_max_pool2d_backward.grad_input", "adaptive_max_pool3d_backward.grad_input",
-           "fractional_max_pool2d_backward.grad_input",
-           "fractional_max_pool3d_backward.grad_input"})
+  for (const char* name :
+       {// interpolation
+        "upsample_nearest1d.out", "upsample_nearest2d.out", "upsample_nearest3d.out",
+        "_upsample_nearest_exact1d.out", "_upsample_nearest_exact2d.out",
+        "_upsample_nearest_exact3d.out", "upsample_linear1d.out", "upsample_bilinear2d.out",
+        "upsample_trilinear3d.out", "upsample_bicubic2d.out", "_upsample_bilinear2d_aa.out",
+        "_upsample_bicubic2d_aa.out", "upsample_nearest1d_backward.grad_input",
+        "upsample_nearest2d_backward.grad_input", "upsample_nearest3d_backward.grad_input",
+        "_upsample_nearest_exact1d_backward.grad_input",
+        "_upsample_nearest_exact2d_backward.grad_input",
+        "_upsample_nearest_exact3d_backward.grad_input", "upsample_linear1d_backward.grad_input",
+        "upsample_bilinear2d_backward.grad_input", "upsample_trilinear3d_backward.grad_input",
+        "upsample_bicubic2d_backward.grad_input", "_upsample_bilinear2d_aa_backward.grad_input",
+        "_upsample_bicubic2d_aa_backward.grad_input",
+        // padding
+        "reflection_pad1d.out", "reflection_pad2d.out", "reflection_pad3d.out",
+        "replication_pad1d.out", "replication_pad2d.out", "replication_pad3d.out",
+        "reflection_pad1d_backward.grad_input", "reflection_pad2d_backward.grad_input",
+        "reflection_pad3d_backward.grad_input", "replication_pad1d_backward.grad_input",
+        "replication_pad2d_backward.grad_input", "replication_pad3d_backward.grad_input",
+        // pooling
+        "max_pool2d_with_indices.out", "max_pool3d_with_indices.out", "avg_pool2d.out",
+        "avg_pool3d.out", "adaptive_avg_pool2d.out", "adaptive_avg_pool3d.out",
+        "adaptive_max_pool2d.out", "adaptive_max_pool3d.out",
+        "max_pool2d_with_indices_backward.grad_input",
+        "max_pool3d_with_indices_backward.grad_input", "avg_pool2d_backward.grad_input",
+        "avg_pool3d_backward.grad_input", "adaptive_avg_pool3d_backward.grad_input",
+        "adaptive_max_pool2d_backward.grad_input", "adaptive_max_pool3d_backward.grad_input",
+        "fractional_max_pool2d_backward.grad_input", "fractional_max_pool3d_backward.grad_input"})
     m.impl(name, torch::CppFunction::makeFromBoxedFunction<&out_by_functional>());
 }
 

@@ -151,7 +151,8 @@ static double loom_airy_ai(double x) {
   const double z = -x, zeta = (2.0 / 3) * z * sqrt(z);
   double c = 1, p = 1, q = 0, w = 1;
   for (int k = 1; k < 60; ++k) {
-    const double next = c * (6.0 * k - 5) * (6.0 * k - 3) * (6.0 * k - 1) / (216.0 * (2 * k - 1) * k);
+    const double next =
+        c * (6.0 * k - 5) * (6.0 * k - 3) * (6.0 * k - 1) / (216.0 * (2 * k - 1) * k);
     const double wn = w / zeta;
     if (next * wn >= c * w) break;
     c = next;
@@ -166,10 +167,9 @@ static double loom_airy_ai(double x) {
 }
 
 std::string c_bessel(int kind, DType t, const std::string& x) {
-  static const char* const fns[] = {
-      "loom_bessel_j0(",   "loom_bessel_j1(",   "loom_bessel_y(0, ", "loom_bessel_y(1, ",
-      "loom_bessel_k(0, ", "loom_bessel_k(1, ", "loom_bessel_k(0, ", "loom_bessel_k(1, ",
-      "loom_airy_ai("};
+  static const char* const fns[] = {"loom_bessel_j0(",   "loom_bessel_j1(",   "loom_bessel_y(0, ",
+                                    "loom_bessel_y(1, ", "loom_bessel_k(0, ", "loom_bessel_k(1, ",
+                                    "loom_bessel_k(0, ", "loom_bessel_k(1, ", "loom_airy_ai("};
   std::string call = std::string(fns[kind]) + "(double)" + x;
   if (kind >= 4 && kind <= 7) call += kind >= 6 ? ", 1" : ", 0";
   return "((" + c_storage_type(t) + ")" + call + "))";
