@@ -102,8 +102,19 @@ Buffer::~Buffer() {
   registry().live.erase(this);
 }
 
+// NOTE [Superseded writes]: a write that a later write of the whole buffer replaces is no
+// longer state the buffer builds on: only the later write's value reads it (`buf.mul_(m)`
+// then `buf.add_(g)`, a gradient's `zero_()` then `+= g`). It forgets its buffer, so fusion
+// inlines it into its readers as it inlines a dead buffer's writes (NOTE [Live state]). One
+// step only: a write that already replaced a forgotten one stays the buffer's state, so a
+// loop of in-place ops fuses in pairs rather than into one ever longer expression.
 void Buffer::hold(NodeRef v) {
   if (v->op == Op::Store || v->op == Op::Scatter) v->owner = alive_;
+  const Node* old = value_.get();
+  if (v->op == Op::Store && old && old->op == Op::Store && !old->realized &&
+      v->src[0].get() == old && is_dense_cover(v->view(), nbytes / itemsize(v->dtype)) &&
+      !(old->src[0]->op == Op::Store && old->src[0]->owner.expired() && !old->src[0]->realized))
+    value_->owner.reset();
   value_ = std::move(v);
 }
 

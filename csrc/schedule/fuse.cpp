@@ -104,7 +104,9 @@ int wide_reads(const Node* n, std::unordered_set<const Node*>& seen, ReductionMe
 // * a write onto existing contents (an in-place op, `copy_`, an optimizer update) of a
 //   buffer that is still alive: the buffer's later writes build on it. Inlined, it would
 //   stay pending, so each later value (the next optimizer step over the parameter read by
-//   this step's forward) would carry the whole history in its expression;
+//   this step's forward) would carry the whole history in its expression. A write that a
+//   later whole write replaced is not the buffer's state any more (NOTE [Superseded
+//   writes] in core/graph.cpp);
 // * a value that reads kWideReads arrays or more (a residual stream: embeddings plus each
 //   block's output and bias), held by the program or read outside this kernel: each
 //   reader (a layer norm's passes, the next residual add, the backward) would read them
