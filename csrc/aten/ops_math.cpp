@@ -154,10 +154,9 @@ LOOM_POLYNOMIAL(legendre_polynomial_p, LegendreP)
 NodeRef bessel(BesselKind kind, const NodeRef& x) {
   return make_node(Op::Bessel, x->dtype, x->shape, {x}, int64_t(kind));
 }
-#define LOOM_BESSEL(name, cpu, KIND)                                           \
-  LOOM_MATH_UNARY(special_##name, cpu "_cpu", kFloat | kNoBFloat16, [](const V& v) { \
-    return bessel(BesselKind::KIND, v[0]);                                      \
-  })
+#define LOOM_BESSEL(name, cpu, KIND)                                                     \
+  LOOM_MATH_UNARY(special_##name, cpu "_cpu", kFloat | kNoBFloat16,                      \
+                  [](const V& v) { return bessel(BesselKind::KIND, v[0]); })
 LOOM_BESSEL(bessel_j0, "bessel_j0", J0)
 LOOM_BESSEL(bessel_j1, "bessel_j1", J1)
 LOOM_BESSEL(bessel_y0, "bessel_y0", Y0)
