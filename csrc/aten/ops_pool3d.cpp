@@ -98,18 +98,6 @@ std::vector<int> window_axes(int k) {
   return axes;
 }
 
-// A reduction over the window dims as a value of shape (N, C, O...).
-NodeRef drop_windows(const NodeRef& reduced, int k) {
-  IndexMap m;
-  m.offs.assign(size_t(2 + 2 * k), 0);
-  Shape s(reduced->shape.begin(), reduced->shape.begin() + 2 + k);
-  for (int i = 0; i < 2 + k; ++i) {
-    m.dim_of.push_back(i);
-    m.mult.push_back(1);
-  }
-  return reindex(reduced, s, m);
-}
-
 NodeRef f_const(double v, DType t, const Shape& s) { return constant(Scalar::of_float(v), t, s); }
 
 Tensor batched(const Tensor& t, int k) { return t.dim() == k + 1 ? t.unsqueeze(0) : t; }

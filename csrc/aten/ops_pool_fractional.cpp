@@ -103,16 +103,9 @@ std::tuple<Tensor, Tensor> fractional_forward(const char* op, const Tensor& self
     axes.push_back(2 + k + i);
   }
   NodeRef v = gather_at(x, coord);
-  // Drops the window dims (reduced to size 1).
-  Shape s(ws.begin(), ws.begin() + 2 + k);
-  IndexMap drop;
-  drop.offs.assign(size_t(2 + 2 * k), 0);
-  for (int i = 0; i < 2 + k; ++i) {
-    drop.dim_of.push_back(i);
-    drop.mult.push_back(1);
-  }
-  NodeRef m = reindex(reduce(ReduceKind::Max, v, axes, t), s, drop);
-  NodeRef lin = reindex(pooling_argmax(v, axes), s, drop);
+  const Shape s(ws.begin(), ws.begin() + 2 + k);
+  NodeRef m = drop_windows(reduce(ReduceKind::Max, v, axes, t), k);
+  NodeRef lin = drop_windows(pooling_argmax(v, axes), k);
   // The maximum's offset in its window (row-major over the window dims), then its input
   // coordinate, then its flat index in the plane.
   NodeRef flat = int_const(0, s);

@@ -48,6 +48,17 @@ at::Tensor scatter_add_into(at::IntArrayRef sizes, c10::ScalarType dtype, const 
   return finish_scatter(acc, dtype);
 }
 
+NodeRef drop_windows(const NodeRef& reduced, int k) {
+  IndexMap m;
+  m.offs.assign(size_t(2 + 2 * k), 0);
+  Shape s(reduced->shape.begin(), reduced->shape.begin() + 2 + k);
+  for (int i = 0; i < 2 + k; ++i) {
+    m.dim_of.push_back(i);
+    m.mult.push_back(1);
+  }
+  return reindex(reduced, s, m);
+}
+
 at::Tensor max_pool_backward_at(const char* op, const at::Tensor& grad_out, const at::Tensor& self,
                                 const at::Tensor& indices, int k) {
   auto batched = [k](const at::Tensor& t) { return t.dim() == k + 1 ? t.unsqueeze(0) : t; };

@@ -32,6 +32,10 @@ at::Tensor zeros_for_scatter(at::IntArrayRef sizes, c10::ScalarType dtype);
 // The accumulator `acc` as a tensor of `dtype` (itself when the dtypes agree).
 at::Tensor finish_scatter(const at::Tensor& acc, c10::ScalarType dtype);
 
+// A reduction over the window dims of an (N, C, O..., J...) value (k of each, the window
+// dims reduced to size 1) as a value of shape (N, C, O...).
+NodeRef drop_windows(const NodeRef& reduced, int k);
+
 // The gradient of a max pooling over the last k dims of `self` ((N,) C, I...): each element of
 // grad_out added at the flat position within its plane that `indices` holds. An index outside
 // the plane faults at realization, naming `op`. A new contiguous tensor shaped as self.
