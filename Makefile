@@ -5,6 +5,7 @@ CTEST ?= ctest
 
 DEBIAN_PACKAGES := python3-torch libtorch-dev pybind11-dev python3-pytest python3-numpy \
 	python3-hypothesis ninja-build libopenblas0-openmp libdnnl-dev ccache googletest libgtest-dev cmake xz-utils \
+	llvm-16-dev libclang-16-dev libclang-cpp16-dev \
 	python3-matplotlib
 
 .PHONY: all deps configure build test test-cpp test-python test-upstream test-opinfo test-fuzz demo bench clean

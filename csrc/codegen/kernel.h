@@ -99,10 +99,14 @@ void collapse_loops(LKernel& k);
 // depends on output loops only (a row max read back by every element of its row) is
 // computed once per iteration of the deepest output loop it depends on, before the loops
 // inside it open, so softmax's max and sum fuse into the kernel that uses them. `level`
-// holds that loop's position among the output loops (-1: not such a reduction); `ok` is
-// false when some reduction would be recomputed for loops it does not depend on (read
+// holds that loop's position among the output loops; -1 for a reduction that depends on
+// none (and for nodes that are no reductions), which only kernels without output loops
+// have when `ok`: all of theirs are computed once, sources first (a variance's mean is a
+// value its sum of squares reads); kNestedReduction inside another reduction's loop. `ok`
+// is false when some reduction would be recomputed for loops it does not depend on (read
 // through a broadcast along an outer loop, or nested in a reduction over a loop it does not
 // depend on): the scheduler then computes it separately.
+constexpr int kNestedReduction = -2;
 struct ReducePlacement {
   std::vector<int> level;
   bool ok = true;

@@ -370,12 +370,16 @@ ReducePlacement place_reductions(const LKernel& k) {
       for (int v = 0; v < nv; ++v) d[v] = d[v] || deps[s][v];
     if (n.op != Op::Reduce) continue;
     for (int v : n.vars) d[v] = false;
+    // A scan's body is computed at every step of the scan: a reduction there that does not
+    // depend on the step (cumsum(x / x.sum())) would be recomputed at each one.
+    if (k.scan_var >= 0 && !d[k.scan_var]) p.ok = false;
     bool nested = false;
     for (int v = 0; v < nv; ++v) nested |= d[v] && !k.is_output_var[v];
     if (nested) {
       // Inside another reduction's loop: computed per iteration of every loop around it,
       // output loops and the loops of the reductions around it (a layer norm's row mean
       // under a sum over a column would be recomputed for every column).
+      p.level[i] = kNestedReduction;
       for (int v : outs) p.ok &= bool(d[v]);
       for (int v = 0; v < nv; ++v) p.ok &= !around[i][v] || bool(d[v]);
       continue;

@@ -122,8 +122,8 @@ typedef __UINT32_TYPE__ uint32_t; typedef __UINT64_TYPE__ uint64_t;
 #define isinf(x) __builtin_isinf(x)
 #define isfinite(x) __builtin_isfinite(x)
 #define isnan(x) __builtin_isnan(x)
-#define LOOM_LIBM1(f) double f(double); float f##f(float);
-#define LOOM_LIBM2(f) double f(double, double); float f##f(float, float);
+#define LOOM_LIBM1(n) double n(double); float n##f(float);
+#define LOOM_LIBM2(n) double n(double, double); float n##f(float, float);
 LOOM_LIBM1(fabs) LOOM_LIBM1(exp) LOOM_LIBM1(exp2) LOOM_LIBM1(expm1) LOOM_LIBM1(log)
 LOOM_LIBM1(log2) LOOM_LIBM1(log10) LOOM_LIBM1(log1p) LOOM_LIBM1(sqrt) LOOM_LIBM1(sin)
 LOOM_LIBM1(cos) LOOM_LIBM1(tan) LOOM_LIBM1(asin) LOOM_LIBM1(acos) LOOM_LIBM1(atan)
@@ -144,9 +144,14 @@ const char* c_stream_prelude() {
 #if defined(__AVX__) || defined(__SSE2__)
 #ifdef __AVX__
   typedef long long loom_vs __attribute__((vector_size(32)));
-#define LOOM_NT(p, v) __builtin_ia32_movntdq256((p), (v))
 #else
   typedef long long loom_vs __attribute__((vector_size(16)));
+#endif
+#if defined(__clang__)
+#define LOOM_NT(p, v) __builtin_nontemporal_store((v), (p))
+#elif defined(__AVX__)
+#define LOOM_NT(p, v) __builtin_ia32_movntdq256((p), (v))
+#else
 #define LOOM_NT(p, v) __builtin_ia32_movntdq((p), (v))
 #endif
   const int64_t w = (int64_t)sizeof(loom_vs);

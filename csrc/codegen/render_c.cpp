@@ -356,12 +356,15 @@ int Renderer::open_output_loops(bool ivdep, int depth, bool all, const ReducePla
     if (!hoist) return;
     scopes.emplace_back();
     for (size_t id = 0; id < k.nodes.size(); ++id)
-      if (hoist->level[id] == i) emit(int(id), depth);
+      if (hoist->level[id] == i && k.nodes[id].op == Op::Reduce) emit(int(id), depth);
   };
   if (outs.empty() && k.batched) {
     line(depth++, "{");
   } else if (outs.empty()) {
     line(depth++, "for (int64_t x_ = start; x_ < end; ++x_) {");
+    // NOTE [Hoisted reductions]: a variance's mean is computed before its sum of squares,
+    // not in that sum's loop (gcc moved such a loop out; clang does not).
+    emit_level(-1);
   } else if (k.batched) {
     line(depth++, loop(var_name(k, outs[0]), k.var_size[outs[0]]) + " {");
   } else if (stream_chunk && all && outs.size() == 1) {

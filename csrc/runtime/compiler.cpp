@@ -18,6 +18,7 @@
 
 #include "core/metrics.h"
 #include "runtime/disk_cache.h"
+#include "runtime/jit.h"
 
 namespace loom {
 
@@ -81,6 +82,13 @@ std::string compiler() {
   return cc && *cc ? cc : "cc";
 }
 
+// Whether kernels compile in the process (NOTE [In-process compiler]); read at every
+// compile, so that a program may set LOOM_CC on the way.
+bool in_process() {
+  const char* cc = std::getenv("LOOM_CC");
+  return !(cc && *cc) && jit::available();
+}
+
 // The compiler's identity, part of every cache key.
 const std::string& compiler_version() {
   static const std::string v = [] {
@@ -129,6 +137,7 @@ Cache& cache() {
 }  // namespace
 
 std::string compiler_command() {
+  if (in_process()) return jit::identity();
   const char* extra = std::getenv("LOOM_CFLAGS");  // appended: a later -O wins
   return compiler() + " " + kFlags + (extra && *extra ? std::string(" ") + extra : "");
 }
@@ -142,6 +151,7 @@ std::string cache_dir() {
 
 CompiledKernel::~CompiledKernel() {
   if (lib) dlclose(lib);
+  jit::unload(module);
 }
 
 std::shared_ptr<const CompiledKernel> compile_kernel(const std::string& source) {
@@ -153,10 +163,12 @@ std::shared_ptr<const CompiledKernel> compile_kernel(const std::string& source) 
     c.lru.splice(c.lru.begin(), c.lru, it->second.age);
     return it->second.kernel;
   }
+  const bool jit = in_process();
   const std::string cmd = compiler_command();
   // The entry format is part of the key, so files of older formats are never looked at.
-  const std::string key = source + "\n" + cmd + " " + kLibs + "\n" + compiler_version() +
-                          "\nsealed-v1";
+  const std::string key = source + "\n" + cmd + (jit ? "" : std::string(" ") + kLibs + "\n" +
+                                                                compiler_version()) +
+                          (jit ? "\nsealed-object-v1" : "\nsealed-v1");
   uint64_t h = fnv1a(key);
   const uint64_t key2 = checksum64(key.data(), key.size(), h);
   char name[32];
@@ -166,22 +178,29 @@ std::shared_ptr<const CompiledKernel> compile_kernel(const std::string& source) 
   auto k = std::make_shared<CompiledKernel>();
   k->name = name;
   k->source_path = dir + "/" + name + ".c";
-  const std::string so = dir + "/" + name + ".so";
-  void*& lib = k->lib;
-  if (file_exists(so)) {
-    // NOTE [Sealed cache entries] (runtime/disk_cache.h): never dlopen an unchecked file.
+  const std::string out = dir + "/" + name + (jit ? ".o" : ".so");
+  if (file_exists(out)) {
+    // NOTE [Sealed cache entries] (runtime/disk_cache.h): never load an unchecked file.
     // The source beside the object must be intact too: error messages and LOOM_DEBUG
     // point users at it.
-    if (verify_object(so, key2) && file_holds(k->source_path, source)) {
-      lib = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
-      if (lib) metrics().disk_hits++;
+    if (file_holds(k->source_path, source)) {
+      if (jit) {
+        std::string object, error;
+        void* fn = nullptr;
+        if (read_sealed(out, key2, &object) && (k->module = jit::load(object, name, &fn, &error)))
+          k->fn = reinterpret_cast<KernelFn>(fn);
+      } else if (verify_object(out, key2)) {
+        k->lib = dlopen(out.c_str(), RTLD_NOW | RTLD_LOCAL);
+      }
     }
-    if (!lib) {
+    if (k->lib || k->module) {
+      metrics().disk_hits++;
+    } else {
       metrics().disk_rejects++;
       if (debug_level() >= 2) std::fprintf(stderr, "loom: cache entry %s is damaged\n", name);
     }
   }
-  if (!lib) {
+  if (!k->lib && !k->module) {
     // Write to temporary names and rename, so a concurrent process never loads half a file.
     std::string tag = "." + std::to_string(getpid()) + ".tmp";
     {
@@ -190,33 +209,54 @@ std::shared_ptr<const CompiledKernel> compile_kernel(const std::string& source) 
       if (!f) throw std::runtime_error("loom: cannot write kernel source " + k->source_path);
     }
     std::rename((k->source_path + tag).c_str(), k->source_path.c_str());
-    int status = 0;
+    bool ok = false;
+    std::string log, object;
     auto t0 = std::chrono::steady_clock::now();
-    std::string out =
-        run_capture(cmd + " -o '" + so + tag + "' '" + k->source_path + "' " + kLibs, &status);
+    if (jit) {
+      ok = jit::compile(source, k->source_path, &object, &log);
+      if (ok) {
+        std::ofstream f(out + tag, std::ios::binary);
+        f.write(object.data(), std::streamsize(object.size()));
+        f.close();
+        ok = bool(f);
+        if (!ok) log = "cannot write " + out + tag;
+      }
+    } else {
+      int status = 0;
+      log = run_capture(cmd + " -o '" + out + tag + "' '" + k->source_path + "' " + kLibs, &status);
+      ok = status == 0;
+    }
     const int64_t us = std::chrono::duration_cast<std::chrono::microseconds>(
                            std::chrono::steady_clock::now() - t0)
                            .count();
     metrics().compile_us += us;
     if (debug_level() >= 2) std::fprintf(stderr, "loom: compiled %s in %.1f ms\n", name, us / 1e3);
-    if (status != 0) {
-      std::remove((so + tag).c_str());
-      throw std::runtime_error("loom: compiling kernel " + k->source_path + " failed (" + cmd +
-                               "):\n" + out);
+    if (!ok) {
+      std::remove((out + tag).c_str());
+      throw std::runtime_error("loom: compiling kernel " + k->source_path + " failed (" +
+                               (jit ? std::string("clang in process") : cmd) + "):\n" + log);
     }
-    if (!seal_object(so + tag, key2)) {
-      std::remove((so + tag).c_str());
-      throw std::runtime_error("loom: cannot write kernel " + so + " compiled from " +
+    if (!seal_object(out + tag, key2)) {
+      std::remove((out + tag).c_str());
+      throw std::runtime_error("loom: cannot write kernel " + out + " compiled from " +
                                k->source_path);
     }
-    std::rename((so + tag).c_str(), so.c_str());
-    lib = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!lib)
-      throw std::runtime_error("loom: cannot load kernel " + so + " compiled from " +
-                               k->source_path + ": " + dlerror());
+    std::rename((out + tag).c_str(), out.c_str());
+    std::string error;
+    if (jit) {
+      void* fn = nullptr;
+      k->module = jit::load(object, name, &fn, &error);
+      k->fn = reinterpret_cast<KernelFn>(fn);
+    } else {
+      k->lib = dlopen(out.c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (!k->lib) error = dlerror();
+    }
+    if (!k->lib && !k->module)
+      throw std::runtime_error("loom: cannot load kernel " + out + " compiled from " +
+                               k->source_path + ": " + error);
     metrics().kernels_compiled++;
   }
-  k->fn = reinterpret_cast<KernelFn>(dlsym(lib, "kernel"));
+  if (k->lib) k->fn = reinterpret_cast<KernelFn>(dlsym(k->lib, "kernel"));
   if (!k->fn)
     throw std::runtime_error("loom: kernel " + k->source_path + " defines no `kernel` symbol");
   auto pos = c.by_source.emplace(source, Loaded{k, {}}).first;

@@ -12,13 +12,19 @@ namespace loom {
 // outermost loop that this call covers.
 using KernelFn = void (*)(char** bufs, int64_t start, int64_t end);
 
-// A loaded kernel library; unloaded when the last holder lets go (the compile cache holds
+namespace jit {
+class Module;
+}
+
+// A loaded kernel: a library, or an object linked by the in-process compiler (NOTE
+// [In-process compiler]); unloaded when the last holder lets go (the compile cache holds
 // the recently used ones, a kernel plan the one it runs).
 struct CompiledKernel {
   KernelFn fn = nullptr;
   std::string name;         // k_<hash>
   std::string source_path;  // where the source lies on disk
   void* lib = nullptr;
+  jit::Module* module = nullptr;
   CompiledKernel() = default;
   CompiledKernel(const CompiledKernel&) = delete;
   CompiledKernel& operator=(const CompiledKernel&) = delete;
@@ -32,8 +38,9 @@ std::shared_ptr<const CompiledKernel> compile_kernel(const std::string& source);
 // How many kernels the cache keeps loaded (LOOM_MAX_LOADED_KERNELS, default 1024).
 size_t max_loaded_kernels();
 
-// The compiler command and flags in use (LOOM_CC overrides the compiler; LOOM_CFLAGS is
-// appended to the flags).
+// The compiler in use: clang in the process where loom was built with it, unless LOOM_CC
+// names a compiler to run; that command with its flags otherwise (LOOM_CFLAGS is appended
+// to the flags of either).
 std::string compiler_command();
 std::string cache_dir();
 

@@ -81,15 +81,20 @@ bool seal_object(const std::string& path, uint64_t key) {
   return close(fd) == 0 && ok;
 }
 
-bool verify_object(const std::string& path, uint64_t key) {
+bool read_sealed(const std::string& path, uint64_t key, std::string* object) {
   std::vector<char> bytes;
   if (!read_file(path, &bytes) || bytes.size() < sizeof(Trailer)) return false;
   Trailer t;
   const size_t length = bytes.size() - sizeof t;
   std::memcpy(&t, bytes.data() + length, sizeof t);
-  return std::memcmp(t.magic, kMagic, sizeof kMagic) == 0 && t.length == length &&
-         t.key == key && t.checksum == checksum64(bytes.data(), length);
+  if (std::memcmp(t.magic, kMagic, sizeof kMagic) != 0 || t.length != length || t.key != key ||
+      t.checksum != checksum64(bytes.data(), length))
+    return false;
+  if (object) object->assign(bytes.data(), length);
+  return true;
 }
+
+bool verify_object(const std::string& path, uint64_t key) { return read_sealed(path, key, nullptr); }
 
 bool file_holds(const std::string& path, const std::string& text) {
   std::vector<char> bytes;

@@ -29,6 +29,10 @@ bool seal_object(const std::string& path, uint64_t key);
 // True when `path` is a sealed object for `key` whose bytes match their checksum.
 bool verify_object(const std::string& path, uint64_t key);
 
+// The object's bytes (without the trailer) when `path` is a sealed object for `key` whose
+// bytes match their checksum; false otherwise.
+bool read_sealed(const std::string& path, uint64_t key, std::string* object);
+
 // True when the file at `path` holds exactly `text`.
 bool file_holds(const std::string& path, const std::string& text);
 

@@ -4,6 +4,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 PROGRAM = r"""
 import torch, loom
 x = torch.arange(1000, dtype=torch.float32).reshape(10, 100).to(loom.device)
@@ -21,13 +23,18 @@ def run(env):
     return [int(v) for v in out.stdout.split()]
 
 
-def test_second_process_compiles_nothing(tmp_path):
-    env = dict(os.environ, LOOM_CACHE_DIR=str(tmp_path))
+@pytest.mark.parametrize("cc", ["", "cc"])
+def test_second_process_compiles_nothing(tmp_path, cc):
+    # "": the in-process compiler where loom was built with it; "cc": the system compiler.
+    env = dict(os.environ, LOOM_CACHE_DIR=str(tmp_path), LOOM_CC=cc)
     compiled, _, run1 = run(env)
     assert compiled >= 1
     compiled2, hits2, run2 = run(env)
     assert compiled2 == 0
     assert hits2 == compiled and run2 == run1
+    assert len(objects(tmp_path)) == compiled
+    if cc:
+        assert {p.suffix for p in objects(tmp_path)} == {".so"}
 
 
 def test_failing_compiler_names_source(tmp_path):
@@ -108,6 +115,12 @@ ROUNDS = [(_truncate_half, _empty, _flip_code_byte), (_drop_trailer, _flip_check
           (_corrupt_source, _missing_source, _cut_tail)]
 
 
+def objects(d):
+    """The compiled entries of a cache directory: objects of the in-process compiler, or
+    shared objects of the system compiler (LOOM_CC)."""
+    return sorted(p for p in d.glob("k_*") if p.suffix in (".o", ".so"))
+
+
 def _swap_objects(sos):
     # Each file holds another kernel's valid, sealed object: the key in the trailer differs.
     datas = [p.read_bytes() for p in sos]
@@ -123,12 +136,12 @@ def test_damaged_entries_are_recompiled(tmp_path):
                          text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     compiled, _, runs, _ = [int(v) for v in out.stdout.split()[-4:]]
-    sos = sorted(base.glob("k_*.so"))
+    sos = objects(base)
     assert len(sos) == compiled == 3
     for i, damages in enumerate(ROUNDS + [None]):
         d = tmp_path / f"round{i}"
         shutil.copytree(base, d)
-        dsos = sorted(d.glob("k_*.so"))
+        dsos = objects(d)
         if damages is None:
             _swap_objects(dsos)
         else:
@@ -168,7 +181,7 @@ def test_processes_filling_one_cache_at_once(tmp_path):
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     compiled, hits, _, rejects = [int(v) for v in out.stdout.split()[-4:]]
-    assert (compiled, rejects) == (0, 0) and hits == len(list(tmp_path.glob("k_*.so")))
+    assert (compiled, rejects) == (0, 0) and hits == len(objects(tmp_path))
 
 
 def test_unloaded_kernels_load_again_from_disk(tmp_path):

@@ -361,6 +361,27 @@ def test_single_reduction_is_one_kernel(fn):
     assert loom.metrics()["kernels_run"] == 1
 
 
+@pytest.mark.parametrize("fn,kernels", [
+    (lambda t: torch.cumsum(t / t.sum(), 1), 2),  # the sum first, not at every scan step
+    (lambda t: torch.cumsum(t / t.sum(1, keepdim=True), 1), 2),
+    (lambda t: torch.cumsum(t * 2 + 1, 0), 1),
+])
+def test_reduction_under_a_scan_is_computed_once(fn, kernels):
+    x = _realized((3, 20000))
+    r = fn(x).cpu()
+    assert loom.metrics()["kernels_run"] == kernels
+    torch.testing.assert_close(r, fn(x.cpu()), rtol=1e-4, atol=1e-4)
+
+
+def test_variance_of_everything_is_one_kernel():
+    # The mean is computed before the sum of squares that reads it (NOTE [Hoisted
+    # reductions]), not inside its loop: 1M elements would otherwise take 1M passes.
+    x = _realized((1 << 20,))
+    r = x.var()
+    torch.testing.assert_close(r.cpu(), x.cpu().var(), rtol=1e-4, atol=0)
+    assert loom.metrics()["kernels_run"] == 1
+
+
 def test_fallbacks_not_counted():
     x = make(torch.float32).to(loom.device)
     for fn in list(SUM_LIKE.values()):

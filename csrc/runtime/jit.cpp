@@ -1,0 +1,269 @@
+#include "runtime/jit.h"
+
+#ifdef LOOM_HAVE_JIT
+
+#include <clang/Basic/Diagnostic.h>
+#include <clang/Basic/DiagnosticOptions.h>
+#include <clang/Basic/Version.h>
+#include <clang/CodeGen/CodeGenAction.h>
+#include <clang/Driver/Compilation.h>
+#include <clang/Driver/Driver.h>
+#include <clang/Driver/Job.h>
+#include <clang/Frontend/CompilerInstance.h>
+#include <clang/Frontend/CompilerInvocation.h>
+#include <clang/Frontend/TextDiagnosticPrinter.h>
+#include <clang/Lex/PreprocessorOptions.h>
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/TargetParser/Host.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <memory>
+#include <sstream>
+#include <vector>
+
+namespace loom {
+namespace jit {
+
+// NOTE [In-process compiler]: the system compiler costs a kernel 45-70 ms here, most of it
+// fixed: starting cc1, as and ld, and parsing the prelude. Clang linked into the process
+// compiles the same source to an object in memory in a third to a half of that, and ORC
+// links the object in a fraction of a millisecond, where dlopen of a shared object takes
+// longer. The flags are the external compiler's (NOTE [Kernel flags]) in clang's
+// spelling, resolved once by clang's driver for this machine (-march=native); the GNU
+// dialect's FMA contraction is asked for explicitly, since gcc's C default forms FMAs and
+// clang's does not, and so are 512-bit vectors where the machine has them: gcc used them
+// for the reductions' 32-lane loops, and clang's 256-bit default made the softmax and
+// layer-norm kernels 20-40% slower. Library calls stay scalar calls into libm, as with
+// gcc, so both compilers call the same functions. Every kernel links into a JITDylib of its own, so
+// that each may define `kernel` and be unlinked alone; their undefined symbols (libm, and libgcc's
+// helpers that -lgcc supplies to the external route) resolve in the process.
+
+namespace {
+
+const char* kPlaceholder = "loom_kernel.c";
+
+struct State {
+  std::vector<std::string> cc1;  // clang -cc1 arguments; kPlaceholder is the input
+  std::string identity;
+  std::unique_ptr<llvm::orc::LLJIT> lljit;
+  llvm::orc::JITDylib* runtime = nullptr;  // resolves libm and libgcc symbols
+  std::string error;                       // why setup failed, if it did
+  std::atomic<uint64_t> next{0};
+};
+
+std::vector<std::string> driver_cc1_args(std::string* error) {
+  std::vector<const char*> argv = {"clang",
+                                   "-c",
+                                   "-O3",
+                                   "-march=native",
+                                   "-std=gnu11",
+                                   "-fno-math-errno",
+                                   "-fno-trapping-math",
+                                   "-fwrapv",
+                                   "-fno-strict-aliasing",
+                                   "-fopenmp-simd",
+                                   "-ffp-contract=fast",
+                                   "-mprefer-vector-width=512",
+                                   "-fPIC",
+                                   "-fno-asynchronous-unwind-tables",
+                                   "-nostdinc",
+                                   "-w"};
+  // LOOM_CFLAGS is appended here as to the external compiler's command: a later -O wins.
+  const char* extra = std::getenv("LOOM_CFLAGS");
+  std::vector<std::string> words;
+  std::istringstream split(extra ? extra : "");
+  for (std::string w; split >> w;) words.push_back(w);
+  for (const auto& w : words) argv.push_back(w.c_str());
+  for (const char* a : {kPlaceholder, "-o", "loom_kernel.o"}) argv.push_back(a);
+  llvm::IntrusiveRefCntPtr<clang::DiagnosticOptions> opts = new clang::DiagnosticOptions();
+  std::string log;
+  llvm::raw_string_ostream os(log);
+  auto* printer = new clang::TextDiagnosticPrinter(os, &*opts);
+  clang::DiagnosticsEngine diags(new clang::DiagnosticIDs(), &*opts, printer);
+  clang::driver::Driver driver("clang", llvm::sys::getDefaultTargetTriple(), diags);
+  driver.setCheckInputsExist(false);
+  std::unique_ptr<clang::driver::Compilation> c(driver.BuildCompilation(argv));
+  std::vector<std::string> out;
+  if (!c || c->getJobs().size() != 1 || !llvm::isa<clang::driver::Command>(*c->getJobs().begin())) {
+    *error = "clang's driver made no single compile job: " + os.str();
+    return out;
+  }
+  const auto& cmd = llvm::cast<clang::driver::Command>(*c->getJobs().begin());
+  const auto& args = cmd.getArguments();
+  for (size_t i = 0; i < args.size(); ++i) {
+    llvm::StringRef a(args[i]);
+    // Not into the key: the directory the process runs in. Not wanted: leaking the
+    // compiler's memory as a short-lived cc1 does, and options for LLVM's global state.
+    if (a.startswith("-fcoverage-compilation-dir") || a.startswith("-fdebug-compilation-dir") ||
+        a == "-disable-free")
+      continue;
+    if (a == "-mllvm") {
+      ++i;
+      continue;
+    }
+    out.push_back(args[i]);
+  }
+  return out;
+}
+
+State& state() {
+  static State* s = [] {
+    auto* st = new State();  // leaked: linked kernels live until exit
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    st->cc1 = driver_cc1_args(&st->error);
+    if (st->cc1.empty()) return st;
+    st->identity = std::string("clang ") + CLANG_VERSION_STRING + " in process:";
+    for (const auto& a : st->cc1) st->identity += " " + a;
+    auto lljit = llvm::orc::LLJITBuilder().create();
+    if (!lljit) {
+      st->error = llvm::toString(lljit.takeError());
+      return st;
+    }
+    st->lljit = std::move(*lljit);
+    auto& es = st->lljit->getExecutionSession();
+    auto rt = es.createJITDylib("loom_runtime");
+    if (!rt) {
+      st->error = llvm::toString(rt.takeError());
+      return st;
+    }
+    st->runtime = &*rt;
+    const char prefix = st->lljit->getDataLayout().getGlobalPrefix();
+    for (const char* lib : {"libm.so.6", "libgcc_s.so.1"}) {
+      auto g = llvm::orc::DynamicLibrarySearchGenerator::Load(lib, prefix);
+      if (g)
+        st->runtime->addGenerator(std::move(*g));
+      else
+        llvm::consumeError(g.takeError());
+    }
+    auto self = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(prefix);
+    if (self)
+      st->runtime->addGenerator(std::move(*self));
+    else
+      llvm::consumeError(self.takeError());
+    return st;
+  }();
+  return *s;
+}
+
+}  // namespace
+
+class Module {
+ public:
+  llvm::orc::JITDylib* dylib = nullptr;
+};
+
+bool available() {
+  State& s = state();
+  return s.lljit && s.runtime;
+}
+
+const std::string& identity() { return state().identity; }
+
+bool compile(const std::string& source, const std::string& path, std::string* object,
+             std::string* log) {
+  State& s = state();
+  if (!available()) {
+    *log = "the in-process compiler could not start: " + s.error;
+    return false;
+  }
+  std::vector<const char*> args;
+  for (const auto& a : s.cc1) args.push_back(a == kPlaceholder ? path.c_str() : a.c_str());
+  clang::CompilerInstance ci;
+  llvm::raw_string_ostream diag_os(*log);
+  auto* printer = new clang::TextDiagnosticPrinter(diag_os, new clang::DiagnosticOptions());
+  ci.createDiagnostics(printer, /*ShouldOwnClient=*/true);
+  if (!clang::CompilerInvocation::CreateFromArgs(ci.getInvocation(), args, ci.getDiagnostics()))
+    return false;
+  // The source comes from memory: what is on disk is for people to read.
+  ci.getPreprocessorOpts().addRemappedFile(
+      path, llvm::MemoryBuffer::getMemBufferCopy(source, path).release());
+  ci.getPreprocessorOpts().RetainRemappedFileBuffers = false;
+  llvm::SmallVector<char, 0> bytes;
+  ci.setOutputStream(std::make_unique<llvm::raw_svector_ostream>(bytes));
+  clang::EmitObjAction action;
+  const bool ok = ci.ExecuteAction(action) && !ci.getDiagnostics().hasErrorOccurred();
+  diag_os.flush();
+  if (ok) object->assign(bytes.data(), bytes.size());
+  return ok;
+}
+
+Module* load(const std::string& object, const std::string& name, void** kernel,
+             std::string* error) {
+  State& s = state();
+  if (!available()) {
+    *error = "the in-process compiler could not start: " + s.error;
+    return nullptr;
+  }
+  auto& es = s.lljit->getExecutionSession();
+  // A kernel unloaded and loaded again gets a new JITDylib name.
+  auto jd = es.createJITDylib(name + "." + std::to_string(s.next++));
+  if (!jd) {
+    *error = llvm::toString(jd.takeError());
+    return nullptr;
+  }
+  jd->addToLinkOrder(*s.runtime);
+  auto m = std::make_unique<Module>();
+  m->dylib = &*jd;
+  auto buffer = llvm::MemoryBuffer::getMemBufferCopy(object, name);
+  if (llvm::Error e = s.lljit->addObjectFile(*jd, std::move(buffer))) {
+    *error = llvm::toString(std::move(e));
+    unload(m.release());
+    return nullptr;
+  }
+  auto sym = s.lljit->lookup(*jd, "kernel");
+  if (!sym) {
+    *error = llvm::toString(sym.takeError());
+    unload(m.release());
+    return nullptr;
+  }
+  *kernel = sym->toPtr<void*>();
+  return m.release();
+}
+
+void unload(Module* m) {
+  if (!m) return;
+  State& s = state();
+  if (llvm::Error e = s.lljit->getExecutionSession().removeJITDylib(*m->dylib))
+    llvm::consumeError(std::move(e));
+  delete m;
+}
+
+}  // namespace jit
+}  // namespace loom
+
+#else  // no LLVM: the system compiler does all the work
+
+namespace loom {
+namespace jit {
+
+class Module {};
+
+bool available() { return false; }
+
+const std::string& identity() {
+  static const std::string none;
+  return none;
+}
+
+bool compile(const std::string&, const std::string&, std::string*, std::string* log) {
+  *log = "loom was built without LLVM and clang";
+  return false;
+}
+
+Module* load(const std::string&, const std::string&, void**, std::string* error) {
+  *error = "loom was built without LLVM and clang";
+  return nullptr;
+}
+
+void unload(Module*) {}
+
+}  // namespace jit
+}  // namespace loom
+
+#endif

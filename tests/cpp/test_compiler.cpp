@@ -1,0 +1,87 @@
+// The kernel compiler: in the process (NOTE [In-process compiler]) and through a command.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+
+#include "core/metrics.h"
+#include "runtime/compiler.h"
+#include "runtime/jit.h"
+
+namespace loom {
+namespace {
+
+// A kernel that writes i * scale + tag into floats [start, end) of its first buffer.
+std::string scale_kernel(float scale, int tag) {
+  return "typedef __INT64_TYPE__ int64_t;\n"
+         "void kernel(char** bufs, int64_t start, int64_t end) {\n"
+         "  float* out = (float*)bufs[0];\n"
+         "  for (int64_t i = start; i < end; ++i) out[i] = (float)i * " +
+         std::to_string(scale) + "f + " + std::to_string(tag) + ";\n}\n";
+}
+
+void expect_runs(const CompiledKernel& k, float scale, int tag) {
+  float out[16] = {};
+  char* bufs[] = {reinterpret_cast<char*>(out)};
+  k.fn(bufs, 2, 16);
+  EXPECT_EQ(out[1], 0.0f);
+  for (int i = 2; i < 16; ++i) EXPECT_EQ(out[i], float(i) * scale + float(tag));
+}
+
+TEST(Compiler, InProcessWhereBuilt) {
+#ifdef LOOM_HAVE_JIT
+  ASSERT_TRUE(jit::available());
+  EXPECT_EQ(compiler_command().rfind("clang ", 0), 0u) << compiler_command();
+#else
+  EXPECT_FALSE(jit::available());
+#endif
+}
+
+TEST(Compiler, CompilesRunsAndCaches) {
+  const int64_t before = metrics().kernels_compiled, hits = metrics().cache_hits;
+  auto a = compile_kernel(scale_kernel(2.5f, 7001));
+  expect_runs(*a, 2.5f, 7001);
+  auto b = compile_kernel(scale_kernel(2.5f, 7001));
+  EXPECT_EQ(a.get(), b.get());
+  EXPECT_EQ(metrics().cache_hits, hits + 1);
+  // The same text may have been compiled by an earlier run into this cache directory.
+  EXPECT_LE(metrics().kernels_compiled, before + 1);
+}
+
+TEST(Compiler, KernelsOfTheSameSymbolStayApart) {
+  // Every kernel defines `kernel`: each links on its own (a JITDylib or a library each).
+  auto a = compile_kernel(scale_kernel(1.0f, 7101));
+  auto b = compile_kernel(scale_kernel(3.0f, 7102));
+  ASSERT_NE(a->fn, b->fn);
+  expect_runs(*a, 1.0f, 7101);
+  expect_runs(*b, 3.0f, 7102);
+}
+
+TEST(Compiler, BrokenSourceRaisesNamingTheFile) {
+  for (const char* cc : {"", "cc"}) {
+    if (*cc) setenv("LOOM_CC", cc, 1);
+    try {
+      compile_kernel(std::string("void kernel(char** b, long s, long e) { this is not C; }\n/* ") +
+                     cc + " */\n");
+      ADD_FAILURE() << "expected a compile error";
+    } catch (const std::runtime_error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("loom: compiling kernel "), std::string::npos) << what;
+      EXPECT_NE(what.find(".c failed"), std::string::npos) << what;
+      EXPECT_NE(what.find("error"), std::string::npos) << what;  // the compiler's message
+    }
+    unsetenv("LOOM_CC");
+  }
+}
+
+TEST(Compiler, ExternalCompilerWhenNamed) {
+  setenv("LOOM_CC", "cc", 1);
+  EXPECT_EQ(compiler_command().rfind("cc ", 0), 0u) << compiler_command();
+  auto k = compile_kernel(scale_kernel(0.5f, 7201));
+  expect_runs(*k, 0.5f, 7201);
+  unsetenv("LOOM_CC");
+}
+
+}  // namespace
+}  // namespace loom
