@@ -38,6 +38,7 @@ MetricsSnapshot snapshot() {
       {"kernels_run", m.kernels_run.load()},
       {"kernels_compiled", m.kernels_compiled.load()},
       {"compile_us", m.compile_us.load()},
+      {"load_us", m.load_us.load()},
       {"cache_hits", m.cache_hits.load()},
       {"plan_hits", m.plan_hits.load()},
       {"cohort_stores", m.cohort_stores.load()},

@@ -17,6 +17,7 @@ struct Metrics {
   // Kernels unloaded to bound the loaded set (NOTE [Loaded kernels] in runtime/compiler.cpp).
   std::atomic<int64_t> kernels_unloaded{0};
   std::atomic<int64_t> compile_us{0};  // wall time spent in the C compiler
+  std::atomic<int64_t> load_us{0};     // wall time spent loading kernels from the disk cache
   // Kernels run from a plan, without lowering (NOTE [Kernel plans] in runtime/plan.h).
   std::atomic<int64_t> plan_hits{0};
   // Values stored by a kernel beside its own output (NOTE [Cohorts] in schedule/fuse.cpp).

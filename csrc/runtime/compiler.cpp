@@ -180,6 +180,7 @@ std::shared_ptr<const CompiledKernel> compile_kernel(const std::string& source) 
   k->source_path = dir + "/" + name + ".c";
   const std::string out = dir + "/" + name + (jit ? ".o" : ".so");
   if (file_exists(out)) {
+    const auto t0 = std::chrono::steady_clock::now();
     // NOTE [Sealed cache entries] (runtime/disk_cache.h): never load an unchecked file.
     // The source beside the object must be intact too: error messages and LOOM_DEBUG
     // point users at it.
@@ -195,6 +196,9 @@ std::shared_ptr<const CompiledKernel> compile_kernel(const std::string& source) 
     }
     if (k->lib || k->module) {
       metrics().disk_hits++;
+      metrics().load_us += std::chrono::duration_cast<std::chrono::microseconds>(
+                               std::chrono::steady_clock::now() - t0)
+                               .count();
     } else {
       metrics().disk_rejects++;
       if (debug_level() >= 2) std::fprintf(stderr, "loom: cache entry %s is damaged\n", name);

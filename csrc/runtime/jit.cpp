@@ -15,14 +15,19 @@
 #include <clang/Lex/PreprocessorOptions.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/Object/ELFObjectFile.h>
+#include <llvm/Object/ObjectFile.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/TargetParser/Host.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <mutex>
 #include <sstream>
 #include <vector>
 
@@ -151,6 +156,37 @@ State& state() {
   return *s;
 }
 
+// LOOM_PERF_MAP=1: linked kernels are named in /tmp/perf-<pid>.map, where perf looks up
+// code that no file holds (a kernel from the system compiler is named by its library).
+void note_for_perf(const std::string& object, const std::string& name, void* address) {
+  static const bool on = [] {
+    const char* v = std::getenv("LOOM_PERF_MAP");
+    return v && *v && std::string(v) != "0";
+  }();
+  if (!on) return;
+  auto file = llvm::object::ObjectFile::createObjectFile(
+      llvm::MemoryBufferRef(llvm::StringRef(object), name));
+  if (!file) {
+    llvm::consumeError(file.takeError());
+    return;
+  }
+  uint64_t size = 0;
+  for (const llvm::object::SymbolRef& sym : (*file)->symbols()) {
+    auto sym_name = sym.getName();
+    if (sym_name && *sym_name == "kernel")
+      size = llvm::object::ELFSymbolRef(sym).getSize();
+    else if (!sym_name)
+      llvm::consumeError(sym_name.takeError());
+  }
+  static std::mutex mu;
+  std::lock_guard<std::mutex> g(mu);
+  if (FILE* f = std::fopen(("/tmp/perf-" + std::to_string(getpid()) + ".map").c_str(), "a")) {
+    std::fprintf(f, "%llx %llx %s\n", (unsigned long long)reinterpret_cast<uintptr_t>(address),
+                 (unsigned long long)size, name.c_str());
+    std::fclose(f);
+  }
+}
+
 }  // namespace
 
 class Module {
@@ -223,6 +259,7 @@ Module* load(const std::string& object, const std::string& name, void** kernel,
     return nullptr;
   }
   *kernel = sym->toPtr<void*>();
+  note_for_perf(object, name, *kernel);
   return m.release();
 }
 

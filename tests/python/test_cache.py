@@ -201,3 +201,24 @@ def test_unloaded_kernels_load_again_from_disk(tmp_path):
     assert out.returncode == 0, out.stderr
     # Four kernels, two loaded at a time: every use in the second round reloads from disk.
     assert [int(v) for v in out.stdout.split()[-4:]] == [4, 6, 4, 0]
+
+
+def test_perf_map_names_linked_kernels(tmp_path):
+    # LOOM_PERF_MAP=1: perf finds the in-process compiler's kernels by name.
+    prog = PROGRAM + "import os\nprint(os.getpid())\n"
+    env = dict(os.environ, LOOM_CACHE_DIR=str(tmp_path), LOOM_PERF_MAP="1")
+    env.pop("LOOM_CC", None)
+    out = subprocess.run([sys.executable, "-c", prog], env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    pid = out.stdout.split()[-1]
+    path = f"/tmp/perf-{pid}.map"
+    if not any(p.suffix == ".o" for p in objects(tmp_path)):
+        pytest.skip("built without the in-process compiler")
+    try:
+        with open(path) as f:
+            rows = [line.split() for line in f]
+    finally:
+        os.remove(path)
+    assert {r[2] for r in rows} == {p.stem for p in objects(tmp_path)}
+    assert all(int(r[0], 16) > 0 and int(r[1], 16) > 0 for r in rows)
