@@ -236,6 +236,42 @@ def compile_figures(runs=15):
             load_us / 1e3 / disk_hits)
 
 
+FIRST_STEPS = r"""
+import sys, time
+sys.path.insert(0, sys.argv[1])
+import torch, loom
+import run as bench
+torch.manual_seed(0)
+model, make_opt, batch, loss_fn, _ = bench.cifar_setup()
+model, batch = model.to(loom.device), bench.to_loom(batch)
+opt = make_opt(model.parameters())
+times = []
+for _ in range(3):
+    t0 = time.perf_counter()
+    opt.zero_grad()
+    loss_fn(model, batch).backward()
+    opt.step()
+    loom.sync()
+    times.append(time.perf_counter() - t0)
+m = loom.metrics()
+print(times[0], times[1], times[2], m["kernels_compiled"], m["disk_hits"])
+"""
+
+
+def first_steps():
+    """The CNN's first training steps in a new process: with an empty kernel cache (every
+    kernel compiled), then again in another process with the cache that one filled."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    rows = []
+    with tempfile.TemporaryDirectory() as d:
+        for _ in range(2):
+            out = subprocess.run([sys.executable, "-c", FIRST_STEPS, here], capture_output=True,
+                                 text=True, env=dict(os.environ, LOOM_CACHE_DIR=d), check=True)
+            t1, t2, t3, compiled, loaded = out.stdout.split()[-5:]
+            rows.append((float(t1), float(t2), float(t3), int(compiled), int(loaded)))
+    return rows
+
+
 def host_time_per_op(n=20000):
     """Recording one lazy op on a tiny tensor, against eager running it."""
     xl = torch.ones(4).to(loom.device)
@@ -359,6 +395,10 @@ def main():
     print(f"new tiny kernel, compiled cold + run (median of 15): {cold:.1f} ms, of which the "
           f"compiler {compile_ms:.1f} ms; the same again (in-memory hit + run): {hit:.3f} ms; "
           f"loaded from the disk cache by a new process: {load_ms:.3f} ms per kernel")
+    (c1, c2, c3, compiled, _), (w1, _, _, _, loaded) = first_steps()
+    print(f"CNN training in a new process, empty kernel cache: first step {c1:.2f} s "
+          f"({compiled} kernels compiled), second {c2 * 1e3:.0f} ms, third {c3 * 1e3:.0f} ms; "
+          f"with the cache filled: first step {w1 * 1e3:.0f} ms ({loaded} kernels loaded)")
     eager_us, loom_us = host_time_per_op()
     print(f"one lazy op on a tiny tensor, host time: Loom {loom_us:.2f} us, "
           f"eager {eager_us:.2f} us")
@@ -366,7 +406,9 @@ def main():
     print(f"setitem loop, 1000 scalar writes: Loom {l_host:.2f} us/write host, "
           f"{l_total:.2f} us/write with sync, {l_kernels} kernel(s); eager {e_total:.2f} us/write")
     rows.append(dict(item="compile", cold_compile_ms=cold, compiler_ms=compile_ms,
-                     cache_hit_ms=hit, disk_load_ms=load_ms,
+                     cache_hit_ms=hit, disk_load_ms=load_ms, cnn_first_step_cold_s=c1,
+                     cnn_second_step_ms=c2 * 1e3, cnn_kernels_compiled=compiled,
+                     cnn_first_step_cache_filled_ms=w1 * 1e3,
                      host_us_per_op=loom_us, eager_us_per_op=eager_us,
                      setitem_us_per_write=l_host, setitem_kernels=l_kernels,
                      triad_gbs=triad_gbs))
