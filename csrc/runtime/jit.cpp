@@ -44,9 +44,10 @@ namespace jit {
 // clang's does not, and so are 512-bit vectors where the machine has them: gcc used them
 // for the reductions' 32-lane loops, and clang's 256-bit default made the softmax and
 // layer-norm kernels 20-40% slower. Library calls stay scalar calls into libm, as with
-// gcc, so both compilers call the same functions. Every kernel links into a JITDylib of its own, so
-// that each may define `kernel` and be unlinked alone; their undefined symbols (libm, and libgcc's
-// helpers that -lgcc supplies to the external route) resolve in the process.
+// gcc, so both compilers call the same functions. Every kernel links into a JITDylib of
+// its own, so that each may define `kernel` and be unlinked alone; their undefined symbols
+// (libm, and libgcc's helpers that -lgcc supplies to the external route) resolve in the
+// process.
 
 namespace {
 
