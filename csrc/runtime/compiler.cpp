@@ -179,22 +179,27 @@ std::shared_ptr<const CompiledKernel> compile_kernel(const std::string& source) 
   k->name = name;
   k->source_path = dir + "/" + name + ".c";
   const std::string out = dir + "/" + name + (jit ? ".o" : ".so");
+  // Links the object (in-process route) or loads the library at `out`; false with the
+  // reason in `error`.
+  auto link = [&](const std::string& object, std::string* error) {
+    if (jit) {
+      void* fn = nullptr;
+      k->module = jit::load(object, name, &fn, error);
+      k->fn = reinterpret_cast<KernelFn>(fn);
+      return k->module != nullptr;
+    }
+    k->lib = dlopen(out.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!k->lib) *error = dlerror();
+    return k->lib != nullptr;
+  };
   if (file_exists(out)) {
     const auto t0 = std::chrono::steady_clock::now();
     // NOTE [Sealed cache entries] (runtime/disk_cache.h): never load an unchecked file.
     // The source beside the object must be intact too: error messages and LOOM_DEBUG
     // point users at it.
-    if (file_holds(k->source_path, source)) {
-      if (jit) {
-        std::string object, error;
-        void* fn = nullptr;
-        if (read_sealed(out, key2, &object) && (k->module = jit::load(object, name, &fn, &error)))
-          k->fn = reinterpret_cast<KernelFn>(fn);
-      } else if (verify_object(out, key2)) {
-        k->lib = dlopen(out.c_str(), RTLD_NOW | RTLD_LOCAL);
-      }
-    }
-    if (k->lib || k->module) {
+    std::string object, error;
+    if (file_holds(k->source_path, source) && read_sealed(out, key2, jit ? &object : nullptr) &&
+        link(object, &error)) {
       metrics().disk_hits++;
       metrics().load_us += std::chrono::duration_cast<std::chrono::microseconds>(
                                std::chrono::steady_clock::now() - t0)
@@ -247,15 +252,7 @@ std::shared_ptr<const CompiledKernel> compile_kernel(const std::string& source) 
     }
     std::rename((out + tag).c_str(), out.c_str());
     std::string error;
-    if (jit) {
-      void* fn = nullptr;
-      k->module = jit::load(object, name, &fn, &error);
-      k->fn = reinterpret_cast<KernelFn>(fn);
-    } else {
-      k->lib = dlopen(out.c_str(), RTLD_NOW | RTLD_LOCAL);
-      if (!k->lib) error = dlerror();
-    }
-    if (!k->lib && !k->module)
+    if (!link(object, &error))
       throw std::runtime_error("loom: cannot load kernel " + out + " compiled from " +
                                k->source_path + ": " + error);
     metrics().kernels_compiled++;

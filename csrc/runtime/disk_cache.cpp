@@ -94,8 +94,6 @@ bool read_sealed(const std::string& path, uint64_t key, std::string* object) {
   return true;
 }
 
-bool verify_object(const std::string& path, uint64_t key) { return read_sealed(path, key, nullptr); }
-
 bool file_holds(const std::string& path, const std::string& text) {
   std::vector<char> bytes;
   return read_file(path, &bytes) && bytes.size() == text.size() &&

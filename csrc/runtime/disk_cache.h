@@ -26,11 +26,8 @@ uint64_t checksum64(const void* data, size_t n, uint64_t seed = 0);
 // Returns false when the file cannot be read or written.
 bool seal_object(const std::string& path, uint64_t key);
 
-// True when `path` is a sealed object for `key` whose bytes match their checksum.
-bool verify_object(const std::string& path, uint64_t key);
-
-// The object's bytes (without the trailer) when `path` is a sealed object for `key` whose
-// bytes match their checksum; false otherwise.
+// True when `path` is a sealed object for `key` whose bytes match their checksum; then
+// `object`, unless null, receives the bytes without the trailer.
 bool read_sealed(const std::string& path, uint64_t key, std::string* object);
 
 // True when the file at `path` holds exactly `text`.
