@@ -112,6 +112,10 @@ struct ReducePlacement {
   bool ok = true;
 };
 ReducePlacement place_reductions(const LKernel& k);
+// Whether some reduction, not placed, is computed again for the iterations of a loop that
+// it does not depend on but a value reading it does. (A reduction over an expanded input
+// stored as an expanded output is computed once per element stored, as eager computes it.)
+bool recomputes_reductions(const LKernel& k);
 
 // Pass 3: C source defining `void kernel(char**, int64_t start, int64_t end)` whose
 // range is the outermost output loop.

@@ -341,13 +341,54 @@ void collapse_loops(LKernel& k) {
   if (k.scan_var >= 0) k.scan_var = remap[k.scan_var];
 }
 
+namespace {
+
+// The loop variables each node's value depends on (a reduction's value not on its own).
+std::vector<std::vector<bool>> loop_deps(const LKernel& k) {
+  const int nv = int(k.var_size.size());
+  std::vector<std::vector<bool>> deps(k.nodes.size(), std::vector<bool>(nv));
+  for (size_t i = 0; i < k.nodes.size(); ++i) {
+    const LNode& n = k.nodes[i];
+    std::vector<bool>& d = deps[i];
+    if (n.op == Op::Load || n.op == Op::Iota || n.op == Op::RandUniform ||
+        n.op == Op::RandNormal)
+      for (int v = 0; v < nv && v < int(n.index.coef.size()); ++v) d[v] = n.index.coef[v] != 0;
+    for (int s : n.src)
+      for (int v = 0; v < nv; ++v) d[v] = d[v] || deps[s][v];
+    if (n.op == Op::Reduce)
+      for (int v : n.vars) d[v] = false;
+  }
+  return deps;
+}
+
+}  // namespace
+
+bool recomputes_reductions(const LKernel& k) {
+  if (place_reductions(k).ok) return false;
+  const int nv = int(k.var_size.size());
+  std::vector<std::vector<bool>> deps = loop_deps(k);
+  std::vector<bool> reads(k.nodes.size());
+  for (size_t r = 0; r < k.nodes.size(); ++r) {
+    if (k.nodes[r].op != Op::Reduce) continue;
+    // The nodes that read reduction r, and whether one varies along a loop that r does not.
+    std::fill(reads.begin(), reads.end(), false);
+    reads[r] = true;
+    for (size_t i = r + 1; i < k.nodes.size(); ++i) {
+      for (int s : k.nodes[i].src) reads[i] = reads[i] || reads[size_t(s)];
+      if (!reads[i]) continue;
+      for (int v = 0; v < nv; ++v)
+        if (deps[i][v] && !deps[r][v]) return true;
+    }
+  }
+  return false;
+}
+
 ReducePlacement place_reductions(const LKernel& k) {
   const int nv = int(k.var_size.size());
   std::vector<int> outs;
   for (int v = 0; v < nv; ++v)
     if (k.is_output_var[v] && v != k.scan_var) outs.push_back(v);
-  // The loop variables each node's value depends on (sources come before their users).
-  std::vector<std::vector<bool>> deps(k.nodes.size(), std::vector<bool>(nv));
+  const std::vector<std::vector<bool>> deps = loop_deps(k);
   // The loop variables of the reductions around each node (users come after sources).
   std::vector<std::vector<bool>> around(k.nodes.size(), std::vector<bool>(nv));
   for (size_t i = k.nodes.size(); i-- > 0;) {
@@ -362,14 +403,8 @@ ReducePlacement place_reductions(const LKernel& k) {
   p.level.assign(k.nodes.size(), -1);
   for (size_t i = 0; i < k.nodes.size(); ++i) {
     const LNode& n = k.nodes[i];
-    std::vector<bool>& d = deps[i];
-    if (n.op == Op::Load || n.op == Op::Iota || n.op == Op::RandUniform ||
-        n.op == Op::RandNormal)
-      for (int v = 0; v < nv && v < int(n.index.coef.size()); ++v) d[v] = n.index.coef[v] != 0;
-    for (int s : n.src)
-      for (int v = 0; v < nv; ++v) d[v] = d[v] || deps[s][v];
+    const std::vector<bool>& d = deps[i];
     if (n.op != Op::Reduce) continue;
-    for (int v : n.vars) d[v] = false;
     // A scan's body is computed at every step of the scan: a reduction there that does not
     // depend on the step (cumsum(x / x.sum())) would be recomputed at each one.
     if (k.scan_var >= 0 && !d[k.scan_var]) p.ok = false;

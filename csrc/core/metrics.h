@@ -22,6 +22,10 @@ struct Metrics {
   std::atomic<int64_t> plan_hits{0};
   // Values stored by a kernel beside its own output (NOTE [Cohorts] in schedule/fuse.cpp).
   std::atomic<int64_t> cohort_stores{0};
+  // Kernels run that compute a reduction again for loops it does not depend on (NOTE
+  // [Hoisted reductions] in codegen/kernel.h): the scheduler keeps such reductions out of
+  // the kernels reading them, so any is a slow schedule.
+  std::atomic<int64_t> reductions_recomputed{0};
   std::mutex mu;
   std::map<std::string, int64_t> fallbacks;
   void reset();

@@ -66,6 +66,7 @@ KernelPlan make_plan(LKernel& k, const NodeRef& value, const std::function<std::
   if (k.out_dyn >= 0) p.grain = std::max<int64_t>(p.outer, 1);
   p.checks = k.checks;
   p.nodes = k.nodes.size();
+  p.recomputes = recomputes_reductions(k);
   for (size_t i = 0; i < k.params.size(); ++i) p.param_mem.push_back(int(i));
   for (size_t i = 0; i < k.slot_values.size(); ++i) p.slot_const.push_back(int(i));
   return p;
@@ -80,6 +81,11 @@ void launch(const KernelPlan& p, std::vector<char*>& params, const int64_t* args
   auto t0 = std::chrono::steady_clock::now();
   run_parallel(p.kernel->fn, params.data(), p.outer, p.grain);
   metrics().kernels_run++;
+  if (p.recomputes) {
+    metrics().reductions_recomputed++;
+    if (debug_level() >= 2)
+      std::fprintf(stderr, "loom: kernel %s recomputes a reduction\n", p.kernel->name.c_str());
+  }
   if (debug_level() >= 2) {
     double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
     std::fprintf(stderr, "loom: kernel %s %s %zu nodes %.1f us\n", p.kernel->name.c_str(),
@@ -115,7 +121,8 @@ bool bind_plan(KernelPlan& p, const LKernel& k, const PlanBinding& b) {
 
 bool same_plan(const KernelPlan& a, const KernelPlan& b) {
   return a.kernel->name == b.kernel->name && a.param_mem == b.param_mem && a.slot_const == b.slot_const &&
-         a.checks == b.checks && a.outer == b.outer && a.grain == b.grain && a.placed == b.placed;
+         a.checks == b.checks && a.outer == b.outer && a.grain == b.grain && a.placed == b.placed &&
+         a.recomputes == b.recomputes;
 }
 
 void run_plan(const KernelPlan& p, const PlanBinding& b, const std::function<std::string()>& what) {

@@ -47,6 +47,7 @@ struct KernelPlan {
   int64_t outer = 1, grain = 1;
   size_t nodes = 0;             // for LOOM_DEBUG
   bool placed = true;           // PlanKind::Placement: place_reductions(...).ok
+  bool recomputes = false;      // recomputes_reductions (metrics().reductions_recomputed)
 };
 
 enum class PlanKind : int64_t { Store, Scatter, Placement };

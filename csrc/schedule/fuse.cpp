@@ -299,7 +299,12 @@ struct Fuser {
 
   NodeRef visit(const NodeRef& n) {
     auto it = memo.find(n.get());
-    if (it != memo.end()) return it->second.second;
+    if (it != memo.end()) {
+      // A kernel run since may have stored the value: a cohort member that an inner
+      // fusion met through this one (cohort_of) before its kernel stored it.
+      const NodeRef& out = it->second.second;
+      return n->stored ? n->stored : out->stored ? out->stored : out;
+    }
     NodeRef out;
     if (n->stored) {
       out = n->stored;

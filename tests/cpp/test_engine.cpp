@@ -322,3 +322,26 @@ TEST(Codegen, ScalarArgumentsAreReadBeforeTheLoops) {
   EXPECT_LT(src.find("a[0]", body), first_loop);
   EXPECT_LT(last_arg, first_loop);
 }
+
+// metrics().reductions_recomputed counts kernels that compute a reduction again for a loop
+// its readers vary along; the scheduler keeps those reductions out of such kernels.
+TEST(Codegen, RecomputedReductionsAreSeen) {
+  auto x_owner = make_f32(std::vector<float>(64, 1.0f));
+  Shape s{8, 8};
+  NodeRef x = load_all(*x_owner, s);
+  auto recomputes = [&](const NodeRef& v, const View& out) {
+    LKernel k = lower_store(out, DType::Float32, v, nullptr);
+    collapse_loops(k);
+    return recomputes_reductions(k);
+  };
+  // A row's sum, read by its row: computed once per row, before the row's loop.
+  NodeRef row = expand(reduce(ReduceKind::Sum, x, {1}, DType::Float32), s);
+  EXPECT_FALSE(recomputes(binary(Op::Sub, x, row), View::contiguous(s)));
+  // A column's sum, read by every row: computed again for each row.
+  NodeRef col = expand(reduce(ReduceKind::Sum, x, {0}, DType::Float32), s);
+  EXPECT_TRUE(recomputes(binary(Op::Sub, x, col), View::contiguous(s)));
+  // The sums of an expanded input, stored expanded: once per element stored, as in eager.
+  NodeRef rows = read(*x_owner, DType::Float32, View{{4, 8}, {0, 1}, 0});
+  EXPECT_FALSE(recomputes(reduce(ReduceKind::Sum, rows, {1}, DType::Float32),
+                          View::contiguous({4, 1})));
+}
