@@ -142,13 +142,17 @@ const char* c_stream_prelude() {
   return R"(static inline void loom_stream(void* dst, const void* src, int64_t n) {
   char* d = (char*)dst; const char* s = (const char*)src;
 #if defined(__AVX__) || defined(__SSE2__)
-#ifdef __AVX__
+#if defined(__AVX512F__)
+  typedef long long loom_vs __attribute__((vector_size(64)));
+#elif defined(__AVX__)
   typedef long long loom_vs __attribute__((vector_size(32)));
 #else
   typedef long long loom_vs __attribute__((vector_size(16)));
 #endif
 #if defined(__clang__)
 #define LOOM_NT(p, v) __builtin_nontemporal_store((v), (p))
+#elif defined(__AVX512F__)
+#define LOOM_NT(p, v) __builtin_ia32_movntdq512((p), (v))
 #elif defined(__AVX__)
 #define LOOM_NT(p, v) __builtin_ia32_movntdq256((p), (v))
 #else

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 
 #include "codegen/renderer.h"
 
@@ -33,6 +34,11 @@ int64_t stream_threshold() {
         l3 = int64_t(n) << (unit == 'K' ? 10 : unit == 'M' ? 20 : 0);
       std::fclose(f);
     }
+    // A virtual machine may report its host's whole cache (260 MB "shared by 2 cores"
+    // here), which other tenants use too: at most 8 MB (a large per-core share of
+    // today's parts) counts for each core this process runs on.
+    const int64_t cores = std::max<int64_t>(1, std::thread::hardware_concurrency());
+    l3 = std::min<int64_t>(l3, cores * (8 << 20));
     return std::max<int64_t>(l3 / 2, 4 << 20);
   }();
   return bytes;
