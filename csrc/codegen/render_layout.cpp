@@ -275,6 +275,9 @@ int64_t Renderer::stream_block() const {
   for (int v : outs) n *= k.var_size[v];
   if (n * size < stream_threshold()) return 0;
   const int64_t chunk = kStreamBytes / size, inner = k.var_size[outs.back()];
+  // Rows of a few elements (a pooling's gradient, rows of 2) would stream a few bytes at
+  // a time, with no whole line among them: each copy would cost more than it saves.
+  if (outs.size() > 1 && inner * size < kMinStreamRow) return 0;
   // A row of up to two blocks is one block, with its loop's constant trip count.
   return outs.size() > 1 && inner <= 2 * chunk ? inner : chunk;
 }

@@ -31,6 +31,8 @@ inline constexpr int64_t kMaxRowBytes = 64 << 10;
 inline constexpr int64_t kColumnBytes = 16 << 10;
 // Bytes of results gathered on the stack per streamed block (NOTE [Streaming stores]).
 inline constexpr int64_t kStreamBytes = 8 << 10;
+// The shortest row of results that streams (NOTE [Streaming stores]).
+inline constexpr int64_t kMinStreamRow = 1 << 10;
 // Smallest input, in bytes, whose next row is prefetched (NOTE [Row prefetch]).
 inline constexpr int64_t kPrefetchBytes = 1 << 20;
 
