@@ -82,6 +82,8 @@ constexpr int kWideReads = 4;
 int wide_reads(const Node* n, std::unordered_set<const Node*>& seen, ReductionMemo& memo,
                int limit) {
   if (!seen.insert(n).second) return 0;
+  // Read through a broadcast (a normalization's statistics): not whole arrays.
+  if (n->op == Op::Reindex && broadcasts(std::get<IndexMap>(n->arg), n->shape)) return 0;
   if (n->stored) return 1;
   if (n->op == Op::Load) {
     const Node* flat = n->src[0].get();
@@ -120,6 +122,8 @@ int wide_reads(const Node* n, std::unordered_set<const Node*>& seen, ReductionMe
 //   reductions per element count (has_reduction, per_element): statistics read through a
 //   broadcast are computed once anyway (Node::stored), so recomputing the value on them
 //   in each reader is elementwise.
+// * a value computing a node whose cohort has members still pending (has_pending_cohort):
+//   stored, they are computed in its kernel (NOTE [Cohorts]).
 // A fresh elementwise result inlines as usual, and so does a write into a buffer that has
 // died (`y = bn(x); y.relu_()` in a forward whose `y` is gone): fusion through
 // intermediates is what laziness is for.
@@ -194,10 +198,34 @@ struct Fuser {
     const bool alive = !flat->owner.expired();
     if (alive && flat->src[0]->op != Op::Empty) return true;
     if (alive && has_reduction(value.get(), reduction_memo)) return true;
+    if (has_pending_cohort(value.get())) return true;
     if (!alive && load.use_count() <= refs_of(load.get()).refs) return false;
     if (!alive && has_reduction(value.get(), per_element_memo, true)) return true;
     std::unordered_set<const Node*> seen;
     return wide_reads(value.get(), seen, reduction_memo, kWideReads) >= kWideReads;
+  }
+
+  // Whether `value` computes, once per element, a node whose cohort has members still
+  // pending (NOTE [Cohorts]): max pooling's values, whose indices the backward reads.
+  // Inlined into a reader that reduces them (the average pool after a CNN's last block),
+  // the windows would run in that reader's kernel and again in a kernel of the indices'
+  // own; stored, the values and indices are computed together.
+  static bool has_pending_cohort(const Node* value) {
+    std::vector<const Node*> stack{value};
+    std::unordered_set<const Node*> seen;
+    while (!stack.empty()) {
+      const Node* n = stack.back();
+      stack.pop_back();
+      if (!seen.insert(n).second || n->stored) continue;
+      for (const auto& w : n->cohort)
+        if (NodeRef member = std::const_pointer_cast<Node>(w.lock()))
+          if (member.get() != n && !member->stored && member->shape == n->shape) return true;
+      const OpKind kind = op_kind(n->op);
+      if (kind == OpKind::Unary || kind == OpKind::Binary || kind == OpKind::Ternary ||
+          (n->op == Op::Reindex && unit_dims_only(*n)))
+        for (const NodeRef& s : n->src) stack.push_back(s.get());
+    }
+    return false;
   }
 
   // The producer expression that a Load of `flat` through `load` can be replaced with.

@@ -158,3 +158,32 @@ def test_training_steps_left_pending_recompute_no_reduction():
         if dev != "cpu":
             assert loom.metrics()["reductions_recomputed"] == 0
     torch.testing.assert_close(losses[1], losses[0], rtol=1e-4, atol=1e-5)
+
+
+def test_pooled_values_read_by_a_reduction_are_stored_with_their_indices():
+    """Max pooling's values read only by a reduction (the average pool after a CNN's last
+    block) are stored beside their indices, which the backward reads: inlined into the
+    average, the windows ran there and again in a kernel for the indices."""
+    def net():
+        torch.manual_seed(0)
+        return torch.nn.Sequential(
+            torch.nn.Conv2d(3, 4, 3, padding=1, bias=False), torch.nn.BatchNorm2d(4), torch.nn.ReLU(),
+            torch.nn.MaxPool2d(2), torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(4, 3))
+
+    torch.manual_seed(1)
+    x, y = torch.randn(2, 3, 8, 8), torch.tensor([0, 2])
+    ref = net()
+    F.cross_entropy(ref(x), y).backward()
+    model = net().to(loom.device)
+    xl, yl = x.to(loom.device), y.to(loom.device)
+    loom.sync()
+    loom.reset_metrics()
+    F.cross_entropy(model(xl), yl).backward()
+    grads = [p.grad.cpu() for p in model.parameters()]
+    m = loom.metrics()
+    # The pooled values with their indices, and batch norm's two backward sums. The relu's
+    # gradient is not stored on its own: batch norm's statistics, read through a broadcast,
+    # do not count as arrays it reads whole (wide_reads).
+    assert (m["kernels_run"], m["cohort_stores"], m["reductions_recomputed"]) == (18, 2, 0)
+    for a, p in zip(grads, ref.parameters()):
+        torch.testing.assert_close(a, p.grad, rtol=1e-4, atol=1e-5)
