@@ -380,7 +380,7 @@ int Renderer::open_output_loops(bool ivdep, int depth, bool all, const ReducePla
       emit_level(int(i));
       continue;
     }
-    if (i + 1 == outs.size() && ivdep) line(depth, "#pragma GCC ivdep");
+    if (i + 1 == outs.size() && ivdep) line(depth, "LOOM_IVDEP");
     // NOTE [gcc 12 peeled-loop SLP]: gcc 12.2 peels an innermost loop of up to 4
     // iterations completely (NOTE [Kernel flags]), then vectorizes the loop around it with
     // one lane per copy; a value the copies share that came from a conditional load (a

@@ -123,7 +123,7 @@ void Renderer::render_column_tiles(int tile, int depth) {
       while (d > depth) line(--d, "}");
       accs.emplace_back(int(i), acc + "[j_]");
     }
-    line(depth, k.checks.empty() ? "#pragma omp simd" : "#pragma GCC ivdep");
+    line(depth, k.checks.empty() ? "#pragma omp simd" : "LOOM_IVDEP");
     line(depth++, "for (int64_t j_ = 0; j_ < " + nb + "; ++j_) {");
     line(depth, "const int64_t " + x + " = " + xb + " + j_;");
     scopes.emplace_back();
@@ -294,7 +294,7 @@ void Renderer::open_stream_loop(int v, bool split, int& depth) {
     stream_lo = "0LL";
     stream_hi = hi;
     line(depth, row);
-    line(depth, "#pragma GCC ivdep");
+    line(depth, "LOOM_IVDEP");
     line(depth++, loop(x, k.var_size[v]) + " {");
     return;
   }
@@ -305,7 +305,7 @@ void Renderer::open_stream_loop(int v, bool split, int& depth) {
   line(depth, "const int64_t " + stream_hi + " = " + hi + " - " + stream_lo + " < " + C + " ? " +
                   hi + " : " + stream_lo + " + " + C + ";");
   line(depth, row);
-  line(depth, "#pragma GCC ivdep");
+  line(depth, "LOOM_IVDEP");
   line(depth++,
        "for (int64_t " + x + " = " + stream_lo + "; " + x + " < " + stream_hi + "; ++" + x + ") {");
 }
