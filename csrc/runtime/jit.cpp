@@ -213,10 +213,15 @@ bool compile(const std::string& source, const std::string& path, std::string* ob
   for (const auto& a : s.cc1) args.push_back(a == kPlaceholder ? path.c_str() : a.c_str());
   clang::CompilerInstance ci;
   llvm::raw_string_ostream diag_os(*log);
-  auto* printer = new clang::TextDiagnosticPrinter(diag_os, new clang::DiagnosticOptions());
-  ci.createDiagnostics(printer, /*ShouldOwnClient=*/true);
-  if (!clang::CompilerInvocation::CreateFromArgs(ci.getInvocation(), args, ci.getDiagnostics()))
-    return false;
+  {
+    auto* printer = new clang::TextDiagnosticPrinter(diag_os, new clang::DiagnosticOptions());
+    clang::DiagnosticsEngine parse(new clang::DiagnosticIDs(), new clang::DiagnosticOptions(),
+                                   printer);
+    if (!clang::CompilerInvocation::CreateFromArgs(ci.getInvocation(), args, parse)) return false;
+  }
+  // After the arguments: the engine takes its warning options (-w) from the invocation.
+  ci.createDiagnostics(new clang::TextDiagnosticPrinter(diag_os, &ci.getDiagnosticOpts()),
+                       /*ShouldOwnClient=*/true);
   // The source comes from memory: what is on disk is for people to read.
   ci.getPreprocessorOpts().addRemappedFile(
       path, llvm::MemoryBuffer::getMemBufferCopy(source, path).release());
