@@ -72,8 +72,12 @@ int Renderer::column_tile() const {
     if (kind == ReduceKind::ArgMax || kind == ReduceKind::ArgMin ||
         kind == ReduceKind::PoolArgMax || n.vars.empty())
       return 0;
-    for (size_t j = 0; j < i; ++j)  // a reduction below a reduction
-      if (k.nodes[j].op == Op::Reduce && loads_below(int(i), int(j))) return 0;
+    // A reduction below this one (a variance's mean) is computed first for the block, so
+    // it must not vary along this one's loops.
+    for (size_t j = 0; j < i; ++j)
+      if (k.nodes[j].op == Op::Reduce && loads_below(int(i), int(j)))
+        for (int v : n.vars)
+          if (uses_var(int(j), v)) return 0;
     if (!loads_contiguous(n.src[0], xi)) return 0;
     column |= !loads_contiguous(n.src[0], n.vars.back());
     tile = std::max(tile, 4 * kLaneBytes / std::max(4, itemsize(n.dtype)));
@@ -115,6 +119,7 @@ void Renderer::render_column_tiles(int tile, int depth) {
       line(d++, "for (int64_t j_ = 0; j_ < " + nb + "; ++j_) {");
       line(d, "const int64_t " + x + " = " + xb + " + j_;");
       scopes.emplace_back();
+      for (auto& [id, name] : accs) scopes.back()[id] = name;  // the block's earlier results
       ++in_lanes;
       std::string v = emit(n.src[0], d);
       --in_lanes;

@@ -1,6 +1,9 @@
 """Loom's own float32 exp/log/tanh/erf (vectorized, codegen/ops_c.cpp) and its multi-lane
 reductions against float64 references and CPU torch: ulps, NaN/Inf, signed zeros."""
 import math
+import os
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -202,3 +205,34 @@ def test_column_sum_one_kernel(fresh_metrics):
     y = (x * 3).sum(0, keepdim=True) / 256
     y.cpu()
     assert loom.metrics()["kernels_run"] == 1
+
+
+@pytest.mark.parametrize("shape", COLUMN_SHAPES)
+def test_column_variance(shape, fresh_metrics):
+    """A variance over a non-innermost dim: its mean is a reduction below the sum of
+    squares, computed first for each block of columns (column_tile), in one kernel."""
+    g = torch.Generator().manual_seed(shape[0])
+    x = torch.randn(shape, generator=g) * 3 + 1
+    xl = x.to(loom.device)
+    loom.sync()
+    loom.reset_metrics()
+    got = xl.var(0).cpu()
+    assert loom.metrics()["kernels_run"] == 1
+    torch.testing.assert_close(got, x.var(0), rtol=1e-4, atol=1e-5)
+    for fn in (lambda t: t.std(0, unbiased=False), lambda t: torch.var_mean(t, 0)[0],
+               lambda t: (t * 2).var(0, keepdim=True)):
+        torch.testing.assert_close(fn(xl).cpu(), fn(x), rtol=1e-4, atol=1e-5)
+
+
+def test_column_variance_is_tiled(tmp_path):
+    """The kernel walks rows of a block of columns, not each column down its rows (77 ms
+    for a 4096x1024 var(0) here, 3 ms tiled)."""
+    prog = ("import torch, loom\n"
+            "x = torch.randn(512, 256)\n"
+            "torch.testing.assert_close(x.to(loom.device).var(0).cpu(), x.var(0), rtol=1e-4, atol=1e-5)\n")
+    env = dict(os.environ, LOOM_DEBUG="4", LOOM_CACHE_DIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", prog], env=env, capture_output=True, text=True,
+                         timeout=600)
+    assert out.returncode == 0, out.stderr[-4000:]
+    body = out.stderr[out.stderr.index("void kernel"):]
+    assert body.count("for (int64_t j_ = 0; j_ < ") >= 3  # two reductions, then the stores
