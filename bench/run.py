@@ -68,15 +68,35 @@ def ln_inputs():
     return (torch.randn(8192, 1024), torch.randn(1024), torch.randn(1024))
 
 
+def matmul(args):
+    x, w = args[:2]
+    return x @ w
+
+
+def matmul_bias_relu(args):
+    x, w, b = args
+    return torch.relu(x @ w + b)
+
+
+MM = 2048
+
+
+def mm_inputs():
+    return (torch.randn(MM, MM), torch.randn(MM, MM) / MM ** 0.5, torch.randn(MM))
+
+
 N = 1 << 24
-# name, input maker, function, bytes a perfect kernel moves, absolute tolerance
+# name, input maker, function, bytes a perfect kernel moves, flops, absolute tolerance
 ITEMS = [
-    ("5-op elementwise chain, 16M float32", lambda: torch.rand(N), chain, 8 * N, 1e-5),
-    ("softmax over rows, 4096x4096 float32", lambda: torch.randn(4096, 4096), softmax, 8 * N,
+    ("5-op elementwise chain, 16M float32", lambda: torch.rand(N), chain, 8 * N, 0, 1e-5),
+    ("softmax over rows, 4096x4096 float32", lambda: torch.randn(4096, 4096), softmax, 8 * N, 0,
      1e-5),
-    ("layer norm + GELU, 8192x1024 float32", ln_inputs, layer_norm_gelu, 8 * 8192 * 1024, 1e-4),
-    ("sum over dim 0, 4096x4096 float32", lambda: torch.randn(4096, 4096), column_sum, 4 * N,
+    ("layer norm + GELU, 8192x1024 float32", ln_inputs, layer_norm_gelu, 8 * 8192 * 1024, 0,
+     1e-4),
+    ("sum over dim 0, 4096x4096 float32", lambda: torch.randn(4096, 4096), column_sum, 4 * N, 0,
      1e-3),
+    ("matmul 2048x2048 float32", mm_inputs, matmul, 0, 2 * MM ** 3, 1e-3),
+    ("matmul 2048x2048 + bias + ReLU", mm_inputs, matmul_bias_relu, 0, 2 * MM ** 3, 1e-3),
 ]
 
 
@@ -305,6 +325,50 @@ def setitem_loop(n=1000):
     return res
 
 
+def fma_probe(runs, n=N, chains=8, depth=7):
+    """GFLOP/s of a Loom kernel computing, per element of n float32, `chains` independent
+    chains of `depth` multiply-adds (contracted into FMAs), summed: the chains keep the FMA
+    units busy where one would wait on each result. (About 120 ops: fusion's budget,
+    kMaxFusedNodes, counts two per op. Smaller n measured the realization's fixed cost:
+    1M elements read 87 GFLOP/s where 16M read 202.) Timed from the recorded graph to the
+    realized result."""
+    x = torch.rand(n).to(loom.device)
+    loom.sync()
+
+    def record():  # only the sum outlives it: the chains' values are not stored
+        total = None
+        for c in range(chains):
+            y = x
+            for d in range(depth):
+                y = y * (0.999 - 1e-4 * c) + 1e-3 * (d + 1)
+            total = y if total is None else total + y
+        return total
+    times = []
+    for i in range(runs + 2):
+        total = record()
+        t0 = time.perf_counter()
+        loom.sync()
+        if i >= 2:
+            times.append(time.perf_counter() - t0)
+    return 2 * n * chains * depth / statistics.median(times) / 1e9
+
+
+def onednn_sgemm_ms(runs, m=MM):
+    """oneDNN's own sgemm on an m x m product, called directly (the library Loom calls)."""
+    try:
+        lib = ctypes.CDLL("libdnnl.so.2")
+    except OSError:
+        return None
+    a, b, c = torch.randn(m, m), torch.randn(m, m), torch.empty(m, m)
+    i64, f32 = ctypes.c_int64, ctypes.c_float
+    ptr = [ctypes.c_void_p(t.data_ptr()) for t in (a, b, c)]
+
+    def call():
+        lib.dnnl_sgemm(ctypes.c_char(b"N"), ctypes.c_char(b"N"), i64(m), i64(m), i64(m), f32(1),
+                       ptr[0], i64(m), ptr[1], i64(m), f32(0), ptr[2], i64(m))
+    return timed(call, lambda: None, runs) * 1e3
+
+
 def triad_probe(runs):
     """GB/s of a Loom kernel computing x + 2.5 * y on 16M float32 (2 reads, 1 write)."""
     x, y = torch.rand(N).to(loom.device), torch.rand(N).to(loom.device)
@@ -324,9 +388,10 @@ def cache_malloc():
 
 
 def blas_core():
-    """The kernels OpenBLAS chose for this CPU (eager and Loom share the library), and
-    whether they fall short of the CPU: OpenBLAS 0.3.21 takes CPU models newer than it
-    knows for old ones (Prescott, SSE3) unless OPENBLAS_CORETYPE names one."""
+    """The kernels OpenBLAS chose for this CPU (eager's products; Loom's float32 products
+    run on oneDNN, its float64 ones on OpenBLAS), and whether they fall short of the CPU:
+    OpenBLAS 0.3.21 takes CPU models newer than it knows for old ones (Prescott, SSE3)
+    unless OPENBLAS_CORETYPE names one."""
     try:
         lib = ctypes.CDLL("libblas.so.3")
         lib.openblas_get_corename.restype = ctypes.c_char_p
@@ -346,6 +411,10 @@ def main():
                     help="torch.set_num_threads for eager (default: every core, as Loom uses)")
     ap.add_argument("--stock-malloc", action="store_true",
                     help="leave glibc malloc as it is (eager then pays page faults)")
+    ap.add_argument("--stock-blas", action="store_true",
+                    help="leave OpenBLAS's kernels as it picks them (on an AVX-512 CPU it does "
+                         "not know: SSE3 ones, 5x slower; by default the bench runs again with "
+                         "OPENBLAS_CORETYPE=SkylakeX)")
     ap.add_argument("--only", nargs="+", metavar="WORD",
                     help="run only the items whose names contain one of these words "
                          "(case-insensitive; 'compile' selects the compile figures)")
@@ -354,38 +423,58 @@ def main():
     def selected(name):
         return not args.only or any(w.lower() in name.lower() for w in args.only)
 
+    core, short = blas_core()
+    if short and not args.stock_blas and "OPENBLAS_CORETYPE" not in os.environ:
+        # Eager as it is meant to be measured: with the BLAS kernels for this CPU. OpenBLAS
+        # reads the variable when it loads, so the bench starts again with it set.
+        env = dict(os.environ, OPENBLAS_CORETYPE="SkylakeX")
+        os.execve(sys.executable, [sys.executable] + sys.argv, env)
     cached = not args.stock_malloc and cache_malloc()
     torch.manual_seed(0)
     torch.set_num_threads(args.eager_threads)
     rows = []
     print(f"torch {torch.__version__}, eager on {torch.get_num_threads()} threads "
           f"({'caching' if cached else 'stock'} malloc), Loom on {os.cpu_count()}")
-    core, short = blas_core()
-    print(f"OpenBLAS kernels: {core}" + (" (this AVX-512 CPU is newer than OpenBLAS knows; "
-                                         "OPENBLAS_CORETYPE=SkylakeX selects its AVX-512 "
-                                         "kernels, for eager and Loom alike)" if short else ""))
-    triad_gbs = None
+    coretype = os.environ.get("OPENBLAS_CORETYPE")
+    print(f"OpenBLAS kernels (eager's products; Loom's float32 ones run on oneDNN): {core}" +
+          (f" (OPENBLAS_CORETYPE={coretype})" if coretype else "") +
+          (" (this AVX-512 CPU is newer than OpenBLAS knows; --stock-blas keeps them)"
+           if short else ""))
+    triad_gbs = fma_gfs = sgemm_ms = None
     if any(selected(item[0]) for item in ITEMS) or selected("compile"):
         triad_gbs = triad_probe(args.runs)
         print(f"triad probe (Loom, 16M float32, 2 reads + 1 write): {triad_gbs:.1f} GB/s")
+    if any(selected(item[0]) and item[4] for item in ITEMS):
+        fma_gfs = fma_probe(args.runs)
+        print(f"FMA probe (Loom, 16M float32 x 8 chains of 7 multiply-adds): {fma_gfs:.0f} GFLOP/s "
+              f"(a fused kernel's reach; products are set against oneDNN's sgemm alone)")
+    rows.append(dict(item="probes", triad_gbs=triad_gbs, fma_gflops=fma_gfs))
     print(f"{'item':44s} {'eager ms':>9s} {'loom ms':>9s} {'ratio':>7s} {'kernels':>8s} "
-          f"{'GB/s':>6s} {'of triad':>8s}")
-    work = [(name, nbytes, lambda make=make, fn=fn, atol=atol: run_item(fn, make(), args.runs, atol))
-            for name, make, fn, nbytes, atol in ITEMS]
-    work += [(name, 0, lambda setup=setup: run_train_item(setup, args.runs))
+          f"{'rate':>12s} {'of peak':>11s}")
+    work = [(name, nbytes, flops,
+             lambda make=make, fn=fn, atol=atol: run_item(fn, make(), args.runs, atol))
+            for name, make, fn, nbytes, flops, atol in ITEMS]
+    work += [(name, 0, 0, lambda setup=setup: run_train_item(setup, args.runs))
              for name, setup in TRAIN_ITEMS]
-    for name, nbytes, run in work:
+    for name, nbytes, flops, run in work:
         if not selected(name):
             continue
         eager, t, kernels, fallbacks = run()
         gbs = nbytes / t / 1e9 if nbytes else None
+        gfs = flops / t / 1e9 if flops else None
         row = dict(item=name, eager_ms=eager * 1e3, loom_ms=t * 1e3, ratio=eager / t,
-                   kernels=kernels, fallbacks=fallbacks, gbs=gbs)
+                   kernels=kernels, fallbacks=fallbacks, gbs=gbs, gflops=gfs)
         rows.append(row)
         note = f"  ({fallbacks} CPU fallbacks)" if fallbacks else ""
-        bw = f"{gbs:6.1f} {gbs / triad_gbs:7.0%}" if gbs else ""
+        rate = f"{gbs:7.1f} GB/s {gbs / triad_gbs:5.0%} triad" if gbs else ""
+        if gfs:
+            # Against the library's own sgemm on the same shape, timed here.
+            if sgemm_ms is None:
+                sgemm_ms = onednn_sgemm_ms(args.runs) or 0.0
+            rate = f"{gfs:6.0f} GF/s" + (f" {sgemm_ms / (t * 1e3):5.0%} sgemm" if sgemm_ms else "")
+            row["onednn_sgemm_ms"] = sgemm_ms
         print(f"{name:44s} {eager*1e3:9.2f} {t*1e3:9.2f} {eager/t:6.2f}x {kernels:8.1f} "
-              f"{bw}{note}")
+              f"{rate}{note}")
     if not selected("compile"):
         if args.json:
             with open(args.json, "w") as f:

@@ -11,6 +11,10 @@
 
 #include "runtime/thread_pool.h"
 
+#ifdef LOOM_HAVE_DNNL
+#include <oneapi/dnnl/dnnl.h>
+#endif
+
 namespace loom {
 
 namespace {
@@ -26,11 +30,28 @@ using Dgemm = void (*)(int, int, int, int, int, int, double, const double*, int,
 struct Blas {
   Sgemm sgemm = nullptr;
   Dgemm dgemm = nullptr;
-  // See NOTE [BLAS threads]: set when one call can be made single-threaded.
-  bool serial_calls = false;
+  // See NOTE [BLAS threads]: set when one call can be made single-threaded, for each.
+  bool serial_sgemm = false, serial_dgemm = false;
   int (*omp_get_max_threads)() = nullptr;
   void (*omp_set_num_threads)(int) = nullptr;
 };
+
+#ifdef LOOM_HAVE_DNNL
+// NOTE [oneDNN sgemm]: float32 products run on oneDNN's sgemm where Loom has oneDNN (as
+// its convolutions do) and LOOM_BLAS does not name a BLAS: oneDNN generates its kernels
+// for the CPU it finds, where OpenBLAS 0.3.21 picks its kernels by CPU model and fell
+// back to SSE3 on this AVX-512 machine (40 GFLOP/s against oneDNN's 200-265). With
+// OpenBLAS told the right core, oneDNN was still 10-30% faster here on the MLP's shapes.
+// oneDNN runs on OpenMP like OpenMP OpenBLAS, so calls are made single-threaded the same
+// way.
+void onednn_sgemm(int, int ta, int tb, int m, int n, int k, float alpha, const float* a, int lda,
+                  const float* b, int ldb, float beta, float* c, int ldc) {
+  const dnnl_status_t st = dnnl_sgemm(ta == kTrans ? 'T' : 'N', tb == kTrans ? 'T' : 'N', m, n, k,
+                                      alpha, a, lda, b, ldb, beta, c, ldc);
+  if (st != dnnl_success)
+    throw std::runtime_error("loom: oneDNN's sgemm failed (status " + std::to_string(int(st)) + ")");
+}
+#endif
 
 const Blas& blas() {
   static Blas b = [] {
@@ -48,7 +69,18 @@ const Blas& blas() {
     int kind = parallel ? parallel() : -1;
     r.omp_get_max_threads = reinterpret_cast<int (*)()>(dlsym(h, "omp_get_max_threads"));
     r.omp_set_num_threads = reinterpret_cast<void (*)(int)>(dlsym(h, "omp_set_num_threads"));
-    r.serial_calls = kind == 0 || (kind == 2 && r.omp_get_max_threads && r.omp_set_num_threads);
+    const bool omp = r.omp_get_max_threads && r.omp_set_num_threads;
+    r.serial_sgemm = r.serial_dgemm = kind == 0 || (kind == 2 && omp);
+#ifdef LOOM_HAVE_DNNL
+    if (!env || !*env) {
+      r.sgemm = onednn_sgemm;
+      if (!omp) {
+        r.omp_get_max_threads = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "omp_get_max_threads"));
+        r.omp_set_num_threads = reinterpret_cast<void (*)(int)>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
+      }
+      r.serial_sgemm = r.omp_get_max_threads && r.omp_set_num_threads;
+    }
+#endif
     return r;
   }();
   return b;
@@ -84,7 +116,8 @@ void batch_tasks(char** bufs, int64_t s, int64_t e) {
 void gemm_batch(DType t, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
                 int64_t lda, int64_t ldb, int64_t ldc, const std::vector<GemmJob>& jobs) {
   const int threads = num_threads();
-  if (!blas().serial_calls || threads == 1) {
+  const Blas& l = blas();
+  if (!(t == DType::Float32 ? l.serial_sgemm : l.serial_dgemm) || threads == 1) {
     for (const GemmJob& j : jobs)
       gemm(t, trans_a, trans_b, m, n, k, 1.0, j.a, lda, j.b, ldb, 0.0, j.c, ldc);
     return;

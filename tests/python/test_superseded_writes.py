@@ -86,4 +86,5 @@ def test_sgd_momentum_step_kernels_per_parameter():
                 if step == 2:
                     assert loom.metrics()["kernels_run"] == 2
         ws.append(w.detach().cpu())
-    torch.testing.assert_close(ws[1], ws[0])
+    # The products run on oneDNN's sgemm, eager's on OpenBLAS: sums in another order.
+    torch.testing.assert_close(ws[1], ws[0], rtol=1e-4, atol=1e-4)
