@@ -3,7 +3,8 @@
 Each item runs on both devices: median of timed runs after warm-up; Loom's time
 includes loom.sync(). Prints a table of both times, the ratio, Loom's kernels per
 iteration and, for streaming items, Loom's GB/s against a triad probe measured in the
-same run; then the compile figures (cold compile per kernel, cache hit, host time per
+same run (for the matrix products, GFLOP/s against oneDNN's sgemm called alone on the
+same shape, beside an FMA probe of Loom's own); then the compile figures (cold compile per kernel, cache hit, host time per
 lazy op, setitem loop). Training items time one whole optimizer step (forward, loss,
 backward, update) of the example networks on a fixed batch. --only runs just the items
 whose names contain one of the given words. --json writes the same rows.
