@@ -16,7 +16,8 @@ namespace loom::c_render {
 // kernel writing 64 MB moves 128). Such a kernel gathers each block of kStreamBytes of
 // results on the stack, where the innermost output loop vectorizes as before, then writes
 // the block with non-temporal stores (loom_stream, c_stream_prelude). Softmax over
-// 4096x4096 floats: 12.8 -> 10.2 ms on two threads here. The threshold comes from the
+// 4096x4096 floats: 12.8 -> 10.2 ms on two threads here. Rows shorter than
+// kMinStreamRow do not stream. The threshold comes from the
 // machine's cache size (one instance of it: glibc's sysconf reports a whole socket's),
 // as the compiler flags come from its instruction set. LOOM_STREAM_BYTES overrides it (0:
 // never stream), read once: a plan must render the same source for the whole process.
