@@ -329,10 +329,10 @@ def setitem_loop(n=1000):
 def fma_probe(runs, n=N, chains=8, depth=7):
     """GFLOP/s of a Loom kernel computing, per element of n float32, `chains` independent
     chains of `depth` multiply-adds (contracted into FMAs), summed: the chains keep the FMA
-    units busy where one would wait on each result. (About 120 ops: fusion's budget,
-    kMaxFusedNodes, counts two per op. Smaller n measured the realization's fixed cost:
-    1M elements read 87 GFLOP/s where 16M read 202.) Timed from the recorded graph to the
-    realized result."""
+    units busy where one would wait on each result. (Longer, the sum split into two
+    kernels: 8 chains of 8 did, 6 of 10 did not, a single chain of 250 ops did not; why is
+    not known yet. Smaller n measured the realization's fixed cost: 1M elements read 87
+    GFLOP/s where 16M read 202.) Timed from the recorded graph to the realized result."""
     x = torch.rand(n).to(loom.device)
     loom.sync()
 
