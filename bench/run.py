@@ -326,12 +326,11 @@ def setitem_loop(n=1000):
     return res
 
 
-def fma_probe(runs, n=N, chains=8, depth=7):
+def fma_probe(runs, n=N, chains=8, depth=14):
     """GFLOP/s of a Loom kernel computing, per element of n float32, `chains` independent
     chains of `depth` multiply-adds (contracted into FMAs), summed: the chains keep the FMA
-    units busy where one would wait on each result. (Longer, the sum split into two
-    kernels: 8 chains of 8 did, 6 of 10 did not, a single chain of 250 ops did not; why is
-    not known yet. Smaller n measured the realization's fixed cost: 1M elements read 87
+    units busy where one would wait on each result. (231 ops: fusion takes up to 256,
+    kMaxFusedNodes. Smaller n measured the realization's fixed cost: 1M elements read 87
     GFLOP/s where 16M read 202.) Timed from the recorded graph to the realized result."""
     x = torch.rand(n).to(loom.device)
     loom.sync()
@@ -447,7 +446,7 @@ def main():
         print(f"triad probe (Loom, 16M float32, 2 reads + 1 write): {triad_gbs:.1f} GB/s")
     if any(selected(item[0]) and item[4] for item in ITEMS):
         fma_gfs = fma_probe(args.runs)
-        print(f"FMA probe (Loom, 16M float32 x 8 chains of 7 multiply-adds): {fma_gfs:.0f} GFLOP/s "
+        print(f"FMA probe (Loom, 16M float32 x 8 chains of 14 multiply-adds): {fma_gfs:.0f} GFLOP/s "
               f"(a fused kernel's reach; products are set against oneDNN's sgemm alone)")
     rows.append(dict(item="probes", triad_gbs=triad_gbs, fma_gflops=fma_gfs))
     print(f"{'item':44s} {'eager ms':>9s} {'loom ms':>9s} {'ratio':>7s} {'kernels':>8s} "

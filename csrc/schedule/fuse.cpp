@@ -12,7 +12,8 @@ namespace loom {
 
 namespace {
 
-// Bounds the size of one fused expression; past it producers are realized instead.
+// Bounds the ops of one fused expression (reindexes not counted); past it producers are
+// realized instead.
 constexpr int kMaxFusedNodes = 256;
 
 // Entries remember their node weakly (holding it would add to the reference counts that
@@ -357,7 +358,10 @@ struct Fuser {
     } else if (n->src.empty()) {
       out = n;
     } else {
-      --budget;
+      // A reindex is index arithmetic, not code: each inlined producer comes wrapped in
+      // one, and counting those halved the budget (a sum of 8 chains of 8 multiply-adds,
+      // 135 ops, split into two kernels).
+      if (n->op != Op::Reindex) --budget;
       std::vector<NodeRef> src;
       bool changed = false;
       for (const auto& s : n->src) {
