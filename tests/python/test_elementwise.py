@@ -436,6 +436,27 @@ def test_fusion_one_kernel():
     torch.testing.assert_close(yc, ((xc * 2 + 1).exp() - 3).abs() * 0.5)
 
 
+def test_fusion_budget_counts_ops():
+    # 8 chains of 14 multiply-adds, summed: 231 ops under fusion's 256 (kMaxFusedNodes).
+    # The reindex around each inlined producer used to count too: 8 chains of 8 split.
+    def program(x):
+        total = None
+        for c in range(8):
+            y = x
+            for d in range(14):
+                y = y * (0.999 - 1e-4 * c) + 1e-3 * (d + 1)
+            total = y if total is None else total + y
+        return total
+
+    xc = torch.rand(4096)
+    x = xc.to(D)
+    x.cpu()
+    loom.reset_metrics()
+    yc = program(x).cpu()
+    assert loom.metrics()["kernels_run"] == 1
+    torch.testing.assert_close(yc, program(xc))
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.bool])
 def test_rsub(dtype):
     # other - alpha * self, with sub's promotion and its error for bool
