@@ -49,7 +49,8 @@ void onednn_sgemm(int, int ta, int tb, int m, int n, int k, float alpha, const f
   const dnnl_status_t st = dnnl_sgemm(ta == kTrans ? 'T' : 'N', tb == kTrans ? 'T' : 'N', m, n, k,
                                       alpha, a, lda, b, ldb, beta, c, ldc);
   if (st != dnnl_success)
-    throw std::runtime_error("loom: oneDNN's sgemm failed (status " + std::to_string(int(st)) + ")");
+    throw std::runtime_error("loom: oneDNN's sgemm failed (status " + std::to_string(int(st)) +
+                             ")");
 }
 #endif
 
@@ -74,9 +75,11 @@ const Blas& blas() {
 #ifdef LOOM_HAVE_DNNL
     if (!env || !*env) {
       r.sgemm = onednn_sgemm;
-      if (!omp) {
-        r.omp_get_max_threads = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "omp_get_max_threads"));
-        r.omp_set_num_threads = reinterpret_cast<void (*)(int)>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
+      if (!omp) {  // a BLAS without OpenMP: oneDNN brought the runtime
+        void* get = dlsym(RTLD_DEFAULT, "omp_get_max_threads");
+        void* set = dlsym(RTLD_DEFAULT, "omp_set_num_threads");
+        r.omp_get_max_threads = reinterpret_cast<int (*)()>(get);
+        r.omp_set_num_threads = reinterpret_cast<void (*)(int)>(set);
       }
       r.serial_sgemm = r.omp_get_max_threads && r.omp_set_num_threads;
     }
