@@ -4,10 +4,11 @@ Each item runs on both devices: median of timed runs after warm-up; Loom's time
 includes loom.sync(). Prints a table of both times, the ratio, Loom's kernels per
 iteration and, for streaming items, Loom's GB/s against a triad probe measured in the
 same run (for the matrix products, GFLOP/s against oneDNN's sgemm called alone on the
-same shape, beside an FMA probe of Loom's own); then the compile figures (cold compile per kernel, cache hit, host time per
-lazy op, setitem loop). Training items time one whole optimizer step (forward, loss,
-backward, update) of the example networks on a fixed batch. --only runs just the items
-whose names contain one of the given words. --json writes the same rows.
+same shape, beside an FMA probe of Loom's own); then the compile figures (cold compile
+per kernel, cache hit, host time per lazy op, setitem loop). Training items time one
+whole optimizer step (forward, loss, backward, update) of the example networks on a fixed
+batch. --only runs just the items whose names contain one of the given words. --json
+writes the same rows.
 """
 import argparse
 import copy
@@ -446,8 +447,9 @@ def main():
         print(f"triad probe (Loom, 16M float32, 2 reads + 1 write): {triad_gbs:.1f} GB/s")
     if any(selected(item[0]) and item[4] for item in ITEMS):
         fma_gfs = fma_probe(args.runs)
-        print(f"FMA probe (Loom, 16M float32 x 8 chains of 14 multiply-adds): {fma_gfs:.0f} GFLOP/s "
-              f"(a fused kernel's reach; products are set against oneDNN's sgemm alone)")
+        print(f"FMA probe (Loom, 16M float32 x 8 chains of 14 multiply-adds): "
+              f"{fma_gfs:.0f} GFLOP/s (a fused kernel's reach; products are set against "
+              f"oneDNN's sgemm alone)")
     rows.append(dict(item="probes", triad_gbs=triad_gbs, fma_gflops=fma_gfs))
     print(f"{'item':44s} {'eager ms':>9s} {'loom ms':>9s} {'ratio':>7s} {'kernels':>8s} "
           f"{'rate':>12s} {'of peak':>11s}")

@@ -136,8 +136,8 @@ def test_training_steps_left_pending_recompute_no_reduction():
     def net():
         torch.manual_seed(0)
         return torch.nn.Sequential(
-            torch.nn.Conv2d(3, 4, 3, padding=1, bias=False), torch.nn.BatchNorm2d(4), torch.nn.ReLU(),
-            torch.nn.MaxPool2d(2), torch.nn.Conv2d(4, 8, 3, padding=1, bias=False),
+            torch.nn.Conv2d(3, 4, 3, padding=1, bias=False), torch.nn.BatchNorm2d(4),
+            torch.nn.ReLU(), torch.nn.MaxPool2d(2), torch.nn.Conv2d(4, 8, 3, padding=1, bias=False),
             torch.nn.BatchNorm2d(8), torch.nn.ReLU(), torch.nn.AdaptiveAvgPool2d(1),
             torch.nn.Flatten(), torch.nn.Linear(8, 3))
 
@@ -167,8 +167,9 @@ def test_pooled_values_read_by_a_reduction_are_stored_with_their_indices():
     def net():
         torch.manual_seed(0)
         return torch.nn.Sequential(
-            torch.nn.Conv2d(3, 4, 3, padding=1, bias=False), torch.nn.BatchNorm2d(4), torch.nn.ReLU(),
-            torch.nn.MaxPool2d(2), torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(4, 3))
+            torch.nn.Conv2d(3, 4, 3, padding=1, bias=False), torch.nn.BatchNorm2d(4),
+            torch.nn.ReLU(), torch.nn.MaxPool2d(2), torch.nn.AdaptiveAvgPool2d(1),
+            torch.nn.Flatten(), torch.nn.Linear(4, 3))
 
     torch.manual_seed(1)
     x, y = torch.randn(2, 3, 8, 8), torch.tensor([0, 2])

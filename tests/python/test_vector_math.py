@@ -229,7 +229,8 @@ def test_column_variance_is_tiled(tmp_path):
     for a 4096x1024 var(0) here, 3 ms tiled)."""
     prog = ("import torch, loom\n"
             "x = torch.randn(512, 256)\n"
-            "torch.testing.assert_close(x.to(loom.device).var(0).cpu(), x.var(0), rtol=1e-4, atol=1e-5)\n")
+            "torch.testing.assert_close(x.to(loom.device).var(0).cpu(), x.var(0),\n"
+            "                           rtol=1e-4, atol=1e-5)\n")
     env = dict(os.environ, LOOM_DEBUG="4", LOOM_CACHE_DIR=str(tmp_path))
     out = subprocess.run([sys.executable, "-c", prog], env=env, capture_output=True, text=True,
                          timeout=600)
