@@ -16,6 +16,7 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "codegen/ops_c.h"
 #include "core/metrics.h"
 #include "runtime/disk_cache.h"
 #include "runtime/jit.h"
@@ -222,6 +223,9 @@ std::shared_ptr<const CompiledKernel> compile_kernel(const std::string& source) 
     std::string log, object;
     auto t0 = std::chrono::steady_clock::now();
     if (jit) {
+      static const std::string prelude =
+          std::string(c_libc_decls()) + c_prelude() + c_math_prelude();
+      jit::set_prelude(prelude, dir);
       ok = jit::compile(source, k->source_path, &object, &log);
       if (ok) {
         std::ofstream f(out + tag, std::ios::binary);

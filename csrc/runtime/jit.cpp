@@ -11,6 +11,7 @@
 #include <clang/Driver/Job.h>
 #include <clang/Frontend/CompilerInstance.h>
 #include <clang/Frontend/CompilerInvocation.h>
+#include <clang/Frontend/FrontendActions.h>
 #include <clang/Frontend/TextDiagnosticPrinter.h>
 #include <clang/Lex/PreprocessorOptions.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
@@ -24,12 +25,15 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <sstream>
 #include <vector>
+
+#include "runtime/disk_cache.h"
 
 namespace loom {
 namespace jit {
@@ -202,6 +206,115 @@ bool available() {
 
 const std::string& identity() { return state().identity; }
 
+namespace {
+
+// An invocation from clang's cc1 arguments with `input` for the kernel's file, and a
+// diagnostics engine that takes its warning options (-w) from it.
+bool make_invocation(clang::CompilerInstance& ci, const std::vector<std::string>& cc1,
+                     const std::string& input, llvm::raw_ostream& diag_os) {
+  std::vector<const char*> args;
+  for (const auto& a : cc1) args.push_back(a == kPlaceholder ? input.c_str() : a.c_str());
+  {
+    auto* printer = new clang::TextDiagnosticPrinter(diag_os, new clang::DiagnosticOptions());
+    clang::DiagnosticsEngine parse(new clang::DiagnosticIDs(), new clang::DiagnosticOptions(),
+                                   printer);
+    if (!clang::CompilerInvocation::CreateFromArgs(ci.getInvocation(), args, parse)) return false;
+  }
+  ci.createDiagnostics(new clang::TextDiagnosticPrinter(diag_os, &ci.getDiagnosticOpts()),
+                       /*ShouldOwnClient=*/true);
+  return true;
+}
+
+// NOTE [Precompiled prelude]: every kernel's source begins with the same prelude (types,
+// libm declarations, Loom's math), and parsing it was about 8 of a small kernel's 25-30
+// ms. It is precompiled once, with the kernels' own arguments, into the cache directory
+// (prelude_<hash>.h beside its .pch; the hash covers the text and the compiler's
+// identity), and a kernel's compile reads it from there and parses only what follows.
+// The code made is the same either way. If the precompiled file cannot be made, or a
+// compile with it fails, the whole source is compiled as before, so a kernel's errors
+// are reported with its own line numbers.
+struct Prelude {
+  std::mutex mu;
+  std::string text, dir, pch;  // pch: the precompiled file, once made
+  bool failed = false;
+};
+
+Prelude& prelude() {
+  static Prelude* p = new Prelude();  // leaked, as the state
+  return *p;
+}
+
+bool write_file(const std::string& path, const std::string& text) {
+  const std::string tmp = path + "." + std::to_string(getpid()) + ".tmp";
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) return false;
+  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  if (std::fclose(f) != 0 || !ok) return false;
+  return std::rename(tmp.c_str(), path.c_str()) == 0;
+}
+
+bool exists(const std::string& path) { return access(path.c_str(), R_OK) == 0; }
+
+// The precompiled prelude's path, made on first use; empty when there is none.
+std::string prelude_pch(const State& s, std::string* text) {
+  Prelude& p = prelude();
+  std::lock_guard<std::mutex> g(p.mu);
+  if (p.text.empty() || p.failed) return "";
+  *text = p.text;
+  if (!p.pch.empty()) return p.pch;
+  const std::string key = s.identity + "\n" + p.text;
+  char name[48];
+  std::snprintf(name, sizeof name, "prelude_%016llx",
+                (unsigned long long)checksum64(key.data(), key.size()));
+  const std::string header = p.dir + "/" + name + ".h", pch = p.dir + "/" + name + ".pch";
+  if (!exists(pch) || !exists(header)) {
+    // The header keeps the name the precompiled file records.
+    if (!exists(header) && !write_file(header, p.text)) {
+      p.failed = true;
+      return "";
+    }
+    std::vector<std::string> cc1;
+    for (size_t i = 0; i < s.cc1.size(); ++i) {
+      const std::string& a = s.cc1[i];
+      if (a == "-emit-obj") {
+        cc1.push_back("-emit-pch");
+      } else if ((a == "-x" || a == "-o") && i + 1 < s.cc1.size()) {
+        cc1.push_back(a);
+        cc1.push_back(a == "-x" ? "c-header" : pch + "." + std::to_string(getpid()) + ".tmp");
+        ++i;
+      } else {
+        cc1.push_back(a);
+      }
+    }
+    clang::CompilerInstance ci;
+    std::string log;
+    llvm::raw_string_ostream diag_os(log);
+    clang::GeneratePCHAction action;
+    const bool ok = make_invocation(ci, cc1, header, diag_os) && ci.ExecuteAction(action) &&
+                    !ci.getDiagnostics().hasErrorOccurred() &&
+                    std::rename((pch + "." + std::to_string(getpid()) + ".tmp").c_str(),
+                                pch.c_str()) == 0;
+    if (!ok) {
+      p.failed = true;
+      return "";
+    }
+  }
+  p.pch = pch;
+  return pch;
+}
+
+}  // namespace
+
+void set_prelude(const std::string& text, const std::string& dir) {
+  Prelude& p = prelude();
+  std::lock_guard<std::mutex> g(p.mu);
+  if (p.text == text && p.dir == dir) return;
+  p.text = text;
+  p.dir = dir;
+  p.pch.clear();
+  p.failed = false;
+}
+
 bool compile(const std::string& source, const std::string& path, std::string* object,
              std::string* log) {
   State& s = state();
@@ -209,30 +322,45 @@ bool compile(const std::string& source, const std::string& path, std::string* ob
     *log = "the in-process compiler could not start: " + s.error;
     return false;
   }
-  std::vector<const char*> args;
-  for (const auto& a : s.cc1) args.push_back(a == kPlaceholder ? path.c_str() : a.c_str());
-  clang::CompilerInstance ci;
-  llvm::raw_string_ostream diag_os(*log);
-  {
-    auto* printer = new clang::TextDiagnosticPrinter(diag_os, new clang::DiagnosticOptions());
-    clang::DiagnosticsEngine parse(new clang::DiagnosticIDs(), new clang::DiagnosticOptions(),
-                                   printer);
-    if (!clang::CompilerInvocation::CreateFromArgs(ci.getInvocation(), args, parse)) return false;
+  std::string text;
+  std::string pch = prelude_pch(s, &text);
+  if (source.compare(0, text.size(), text) != 0) pch.clear();
+  bool retried = false;
+  for (;;) {
+    log->clear();
+    clang::CompilerInstance ci;
+    llvm::raw_string_ostream diag_os(*log);
+    if (!make_invocation(ci, s.cc1, path, diag_os)) return false;
+    // The source comes from memory: what is on disk is for people to read.
+    std::string body = pch.empty() ? source : source.substr(text.size());
+    if (!pch.empty()) {
+      ci.getPreprocessorOpts().ImplicitPCHInclude = pch;
+      // Its name says what it holds; the header beside it may be rewritten by another
+      // process with the same text.
+      ci.getPreprocessorOpts().DisablePCHOrModuleValidation =
+          clang::DisableValidationForModuleKind::All;
+    }
+    ci.getPreprocessorOpts().addRemappedFile(
+        path, llvm::MemoryBuffer::getMemBufferCopy(body, path).release());
+    ci.getPreprocessorOpts().RetainRemappedFileBuffers = false;
+    llvm::SmallVector<char, 0> bytes;
+    ci.setOutputStream(std::make_unique<llvm::raw_svector_ostream>(bytes));
+    clang::EmitObjAction action;
+    const bool ok = ci.ExecuteAction(action) && !ci.getDiagnostics().hasErrorOccurred();
+    diag_os.flush();
+    if (ok) {
+      object->assign(bytes.data(), bytes.size());
+      if (retried) {  // the whole source compiles where the prelude's file did not
+        Prelude& p = prelude();
+        std::lock_guard<std::mutex> g(p.mu);
+        p.failed = true;
+      }
+      return true;
+    }
+    if (pch.empty()) return false;
+    pch.clear();  // again from the whole source
+    retried = true;
   }
-  // After the arguments: the engine takes its warning options (-w) from the invocation.
-  ci.createDiagnostics(new clang::TextDiagnosticPrinter(diag_os, &ci.getDiagnosticOpts()),
-                       /*ShouldOwnClient=*/true);
-  // The source comes from memory: what is on disk is for people to read.
-  ci.getPreprocessorOpts().addRemappedFile(
-      path, llvm::MemoryBuffer::getMemBufferCopy(source, path).release());
-  ci.getPreprocessorOpts().RetainRemappedFileBuffers = false;
-  llvm::SmallVector<char, 0> bytes;
-  ci.setOutputStream(std::make_unique<llvm::raw_svector_ostream>(bytes));
-  clang::EmitObjAction action;
-  const bool ok = ci.ExecuteAction(action) && !ci.getDiagnostics().hasErrorOccurred();
-  diag_os.flush();
-  if (ok) object->assign(bytes.data(), bytes.size());
-  return ok;
 }
 
 Module* load(const std::string& object, const std::string& name, void** kernel,
@@ -293,6 +421,8 @@ const std::string& identity() {
   static const std::string none;
   return none;
 }
+
+void set_prelude(const std::string&, const std::string&) {}
 
 bool compile(const std::string&, const std::string&, std::string*, std::string* log) {
   *log = "loom was built without LLVM and clang";
