@@ -231,9 +231,9 @@ bool make_invocation(clang::CompilerInstance& ci, const std::vector<std::string>
 // (prelude_<hash>.h beside its .pch; the hash covers the text and the compiler's
 // identity), and a kernel's compile reads it from there and parses only what follows.
 // The objects made are the same bytes either way (20 kernels compared). Compiler time
-// per new tiny kernel: 20.6-29.5 -> 18.6-24.3 ms. If the precompiled file cannot be made, or a
-// compile with it fails, the whole source is compiled as before, so a kernel's errors
-// are reported with its own line numbers.
+// per new tiny kernel: 20.6-29.5 -> 18.6-24.3 ms. If the precompiled file cannot be
+// made, or a compile with it fails, the whole source is compiled as before, so a
+// kernel's errors are reported with its own line numbers.
 struct Prelude {
   std::mutex mu;
   std::string text, dir, pch;  // pch: the precompiled file, once made
