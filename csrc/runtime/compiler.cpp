@@ -73,11 +73,6 @@ void make_dirs(const std::string& path) {
   }
 }
 
-bool file_exists(const std::string& p) {
-  struct stat st;
-  return stat(p.c_str(), &st) == 0;
-}
-
 std::string compiler() {
   const char* cc = std::getenv("LOOM_CC");
   return cc && *cc ? cc : "cc";
@@ -211,14 +206,11 @@ std::shared_ptr<const CompiledKernel> compile_kernel(const std::string& source) 
     }
   }
   if (!k->lib && !k->module) {
-    // Write to temporary names and rename, so a concurrent process never loads half a file.
-    std::string tag = "." + std::to_string(getpid()) + ".tmp";
-    {
-      std::ofstream f(k->source_path + tag);
-      f << source;
-      if (!f) throw std::runtime_error("loom: cannot write kernel source " + k->source_path);
-    }
-    std::rename((k->source_path + tag).c_str(), k->source_path.c_str());
+    // Written under temporary names and renamed, so a concurrent process never loads half
+    // a file.
+    if (!write_file(k->source_path, source))
+      throw std::runtime_error("loom: cannot write kernel source " + k->source_path);
+    const std::string tag = "." + std::to_string(getpid()) + ".tmp";
     bool ok = false;
     std::string log, object;
     auto t0 = std::chrono::steady_clock::now();

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstring>
 #include <vector>
 
@@ -92,6 +93,23 @@ bool read_sealed(const std::string& path, uint64_t key, std::string* object) {
     return false;
   if (object) object->assign(bytes.data(), length);
   return true;
+}
+
+bool file_exists(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0;
+}
+
+bool write_file(const std::string& path, const std::string& text) {
+  const std::string tmp = path + "." + std::to_string(getpid()) + ".tmp";
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) return false;
+  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  if (std::fclose(f) != 0 || !ok) {
+    std::remove(tmp.c_str());
+    return false;
+  }
+  return std::rename(tmp.c_str(), path.c_str()) == 0;
 }
 
 bool file_holds(const std::string& path, const std::string& text) {

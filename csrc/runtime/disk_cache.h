@@ -33,4 +33,10 @@ bool read_sealed(const std::string& path, uint64_t key, std::string* object);
 // True when the file at `path` holds exactly `text`.
 bool file_holds(const std::string& path, const std::string& text);
 
+bool file_exists(const std::string& path);
+
+// Writes `text` to `path` under a temporary name of this process, then renames it, so
+// that a concurrent process never reads half a file. False when it cannot.
+bool write_file(const std::string& path, const std::string& text);
+
 }  // namespace loom

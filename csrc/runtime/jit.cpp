@@ -245,17 +245,6 @@ Prelude& prelude() {
   return *p;
 }
 
-bool write_file(const std::string& path, const std::string& text) {
-  const std::string tmp = path + "." + std::to_string(getpid()) + ".tmp";
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) return false;
-  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  if (std::fclose(f) != 0 || !ok) return false;
-  return std::rename(tmp.c_str(), path.c_str()) == 0;
-}
-
-bool exists(const std::string& path) { return access(path.c_str(), R_OK) == 0; }
-
 // The precompiled prelude's path, made on first use; empty when there is none.
 std::string prelude_pch(const State& s, std::string* text) {
   Prelude& p = prelude();
@@ -268,9 +257,9 @@ std::string prelude_pch(const State& s, std::string* text) {
   std::snprintf(name, sizeof name, "prelude_%016llx",
                 (unsigned long long)checksum64(key.data(), key.size()));
   const std::string header = p.dir + "/" + name + ".h", pch = p.dir + "/" + name + ".pch";
-  if (!exists(pch) || !exists(header)) {
+  if (!file_exists(pch) || !file_exists(header)) {
     // The header keeps the name the precompiled file records.
-    if (!exists(header) && !write_file(header, p.text)) {
+    if (!file_exists(header) && !write_file(header, p.text)) {
       p.failed = true;
       return "";
     }
