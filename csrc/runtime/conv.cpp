@@ -37,7 +37,11 @@ const dnnl::engine& cpu_engine() {
 // their speed). So a batch is split across Loom's own pool instead, one single-threaded
 // oneDNN call per part, as products are (NOTE [BLAS threads]); only a batch smaller than
 // the pool runs as one call on OpenMP with Loom's thread count. Both settings are per
-// thread and restored.
+// thread and restored. A primitive fixes its thread count when it is made (its blocking
+// depends on it), not when it runs: a plan is made under the count it will run with, and
+// that count is part of its key. (Plans made on the caller's count, two here, ran each part
+// on a team of two: four threads on two cores, and the convolutions of a CNN step took
+// half again as long as alone.)
 class OmpThreads {
  public:
   explicit OmpThreads(int n) {
@@ -186,18 +190,21 @@ std::unique_ptr<Plan> make_plan(Kind kind, const ConvDims& c, const ConvLayout& 
   return p;
 }
 
-// Plans are made once per kind, shape and layout; running one allocates its own
-// temporaries and scratchpad, so threads may share it.
-const Plan& plan_for(Kind kind, const ConvDims& c, const ConvLayout& l) {
+// Plans are made once per kind, shape, layout and OpenMP thread count; running one
+// allocates its own temporaries and scratchpad, so threads may share it.
+const Plan& plan_for(Kind kind, const ConvDims& c, const ConvLayout& l, int threads) {
   static std::mutex mu;
   static std::map<std::vector<int64_t>, std::unique_ptr<Plan>> plans;
-  std::vector<int64_t> key{int64_t(kind), c.n, c.c, c.oc, c.groups};
+  std::vector<int64_t> key{int64_t(kind), c.n, c.c, c.oc, c.groups, threads};
   for (const auto* v : {&c.in, &c.kernel, &c.out, &c.stride, &c.padding, &c.dilation, &l.x,
                         &l.w, &l.y})
     key.insert(key.end(), v->begin(), v->end());
   std::lock_guard<std::mutex> lock(mu);
   auto& slot = plans[key];
-  if (!slot) slot = make_plan(kind, c, l);
+  if (!slot) {
+    OmpThreads count(threads);
+    slot = make_plan(kind, c, l);
+  }
   return *slot;
 }
 
@@ -255,7 +262,7 @@ void run(Kind kind, const ConvDims& c, const ConvLayout& l, const std::vector<co
   try {
     const int threads = num_threads();
     if (c.n < threads || threads == 1) {
-      const Plan& p = plan_for(kind, c, l);
+      const Plan& p = plan_for(kind, c, l, threads);
       OmpThreads all(threads);
       execute(p, ptrs);
       return;
@@ -276,7 +283,7 @@ void run(Kind kind, const ConvDims& c, const ConvLayout& l, const std::vector<co
     for (int64_t i = 0; i * sp.chunk < c.n; ++i) {
       ConvDims part = c;
       part.n = std::min(sp.chunk, c.n - i * sp.chunk);
-      sp.plans.push_back(&plan_for(kind, part, l));
+      sp.plans.push_back(&plan_for(kind, part, l, 1));
       std::vector<const void*> q = ptrs;
       for (size_t k = 0; k < q.size(); ++k)
         q[k] = static_cast<const float*>(q[k]) + i * sp.chunk * batch_stride[k];

@@ -185,3 +185,36 @@ def test_transposed_output_padding_past_the_stride():
     got.backward(g.to(loom.device))
     for a, c in zip(ls, ts):
         torch.testing.assert_close(a.grad.cpu(), c.grad, rtol=1e-4, atol=1e-4)
+
+
+ONE_TEAM = r"""
+import os, torch, loom
+import torch.nn.functional as F
+torch.set_num_threads(2)
+D = loom.device
+g = torch.Generator().manual_seed(0)
+x = torch.randn(8, 4, 8, 8, generator=g).to(D).requires_grad_()
+w = torch.randn(6, 4, 3, 3, generator=g).to(D).requires_grad_()
+gy = torch.randn(8, 6, 8, 8, generator=g).to(D)
+(x * 2).sum().backward()  # starts Loom's pool and autograd's device thread
+loom.sync()
+before = len(os.listdir("/proc/self/task"))
+y = F.conv2d(x, w, padding=1)
+y.backward(gy)
+loom.sync()
+print(loom.metrics()["extern_calls"], before, len(os.listdir("/proc/self/task")))
+"""
+
+
+def test_conv_parts_start_no_openmp_team(tmp_path):
+    """A batch split across Loom's pool runs one single-threaded oneDNN call per part, even
+    when the caller asked OpenMP for more threads: no OpenMP worker starts (each would be a
+    thread beyond the cores, taking them from the other part)."""
+    import os, subprocess, sys
+    env = dict(os.environ, LOOM_CACHE_DIR=str(tmp_path), OMP_NUM_THREADS="2")
+    out = subprocess.run([sys.executable, "-c", ONE_TEAM], env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    calls, before, after = map(int, out.stdout.split()[-3:])
+    assert calls == 3  # forward, input gradient, weight gradient
+    assert after == before
