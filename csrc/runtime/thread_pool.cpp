@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -17,16 +18,40 @@ namespace {
 // NOTE [Spinning pool]: a training step launches hundreds of kernels back to back, many
 // of them short. Sleeping on a condition variable between two of them costs each worker a
 // futex wake and two context switches per kernel, which profiled at a tenth of a GPT
-// step's time. So a worker that finishes a job spins a little while (about 0.1 ms) for the
-// next one before it sleeps, and the caller spins as long for the workers to finish
-// before it sleeps. Spinning uses `pause` and gives up quickly, so an idle or overloaded
-// machine loses little.
-constexpr int kSpins = 4000;  // `pause` takes ~28 ns here: ~0.1 ms
+// step's time. So a worker that finishes a job spins a while for the next one before it
+// sleeps, and the caller spins as long for the workers to finish before it sleeps.
+// Spinning uses `pause` and gives up after a fixed time, so an idle or overloaded machine
+// loses little.
+//
+// The time is 1 ms. On the development VM a sleeping worker took 0.3-0.8 ms to start a
+// job (a kernel over 4 MB: 0.23 ms with the worker spinning, 0.5-1.0 ms after it slept),
+// and between the kernels of a CNN step the host fuses the next one, often for longer
+// than the 0.06 ms the pool used to spin (4000 pauses of 15 ns here; the count was tuned
+// where a pause took 28). Spinning 1 ms took the CNN step from 40-47 to 34-36 ms. A
+// realization also wakes sleeping workers as it starts (wake_workers), so that their
+// wake-up overlaps the host's work before the first kernel.
+constexpr auto kSpinTime = std::chrono::microseconds(1000);
+
+// Calls `pause` until `done()` or kSpinTime has passed; returns done().
+template <typename Done>
+bool spin_until(Done done);
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
 #endif
+}
+
+template <typename Done>
+bool spin_until(Done done) {
+  const auto deadline = std::chrono::steady_clock::now() + kSpinTime;
+  for (;;) {
+    for (int i = 0; i < 32; ++i) {
+      if (done()) return true;
+      cpu_relax();
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return done();
+  }
 }
 
 class Pool {
@@ -35,6 +60,16 @@ class Pool {
     for (int i = 1; i < n; ++i) workers_.emplace_back([this] { loop(); });
   }
   int size() const { return int(workers_.size()) + 1; }
+
+  // Sleeping workers start spinning (and sleep again after kSpinTime without a job).
+  void wake() {
+    if (sleeping_.load(std::memory_order_acquire) == 0) return;
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      wakes_.fetch_add(1, std::memory_order_release);
+    }
+    cv_.notify_all();
+  }
 
   void run(KernelFn fn, char** bufs, int64_t n, int64_t chunk) {
     // The job's fields are published by the release of generation_ below.
@@ -51,8 +86,7 @@ class Pool {
     }
     cv_.notify_all();
     work();
-    for (int i = 0; i < kSpins && active_.load(std::memory_order_acquire) != 0; ++i) cpu_relax();
-    if (active_.load(std::memory_order_acquire) != 0) {
+    if (!spin_until([this] { return active_.load(std::memory_order_acquire) == 0; })) {
       std::unique_lock<std::mutex> lk(mu_);
       done_cv_.wait(lk, [this] { return active_.load(std::memory_order_acquire) == 0; });
     }
@@ -68,13 +102,16 @@ class Pool {
   }
 
   void loop() {
-    uint64_t seen = 0;
+    uint64_t seen = 0, wake_seen = 0;
     for (;;) {
-      for (int i = 0; i < kSpins && generation_.load(std::memory_order_acquire) == seen; ++i)
-        cpu_relax();
-      if (generation_.load(std::memory_order_acquire) == seen) {
+      auto job = [&] { return generation_.load(std::memory_order_acquire) != seen; };
+      auto woken = [&] { return job() || wakes_.load(std::memory_order_acquire) != wake_seen; };
+      while (!spin_until(job)) {
         std::unique_lock<std::mutex> lk(mu_);
-        cv_.wait(lk, [&] { return generation_.load(std::memory_order_acquire) != seen; });
+        wake_seen = wakes_.load(std::memory_order_acquire);
+        sleeping_.fetch_add(1, std::memory_order_acq_rel);
+        cv_.wait(lk, woken);
+        sleeping_.fetch_sub(1, std::memory_order_acq_rel);
       }
       seen = generation_.load(std::memory_order_acquire);
       work();
@@ -95,6 +132,8 @@ class Pool {
   std::atomic<int64_t> next_{0};
   std::atomic<int> active_{0};
   std::atomic<uint64_t> generation_{0};
+  std::atomic<uint64_t> wakes_{0};
+  std::atomic<int> sleeping_{0};
 };
 
 Pool& pool() {
@@ -106,6 +145,8 @@ Pool& pool() {
 }  // namespace
 
 int num_threads() { return pool().size(); }
+
+void wake_workers() { pool().wake(); }
 
 void run_parallel(KernelFn fn, char** bufs, int64_t n, int64_t grain) {
   if (n <= 0) return;

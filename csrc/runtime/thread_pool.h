@@ -11,5 +11,8 @@ namespace loom {
 // spread across the pool's threads; returns when all are done.
 void run_parallel(KernelFn fn, char** bufs, int64_t n, int64_t grain);
 int num_threads();
+// Workers that sleep start spinning for a job (NOTE [Spinning pool]): a realization calls
+// it as it starts, so their wake-up overlaps its host work before the first kernel.
+void wake_workers();
 
 }  // namespace loom

@@ -10,6 +10,7 @@
 #include "core/extern.h"
 #include "core/fault.h"
 #include "core/metrics.h"
+#include "runtime/thread_pool.h"
 #include "schedule/fuse.h"
 
 namespace loom {
@@ -472,6 +473,7 @@ void realize(Buffer& b) {
 
 void realize_all() {
   std::lock_guard<std::recursive_mutex> g(engine_mutex());
+  wake_workers();
   for (Buffer* b : live_buffers())
     if (!b->value()->realized && b->value()->op != Op::Empty) realize_value(b->value());
 }
