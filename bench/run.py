@@ -1,7 +1,8 @@
 """Loom against CPU eager on the same work, in one process.
 
-Each item runs on both devices: median of timed runs after warm-up; Loom's time
-includes loom.sync(). Prints a table of both times, the ratio, Loom's kernels per
+Each item runs on both devices, one eager run and one Loom run in turn (the machine's
+speed drifts): median of each device's timed runs after warm-up; Loom's time includes
+loom.sync(). Prints a table of both times, the ratio, Loom's kernels per
 iteration and, for streaming items, Loom's GB/s against a triad probe measured in the
 same run (for the matrix products, GFLOP/s against oneDNN's sgemm called alone on the
 same shape, beside an FMA probe of Loom's own); then the compile figures (cold compile
@@ -42,6 +43,27 @@ def timed(fn, sync, runs, warmup=2):
         sync()
         times.append(time.perf_counter() - t0)
     return statistics.median(times)
+
+
+def timed_pair(eager, loom_fn, runs, warmup=2):
+    """Median times of eager's and Loom's runs, taken in turns: this machine's speed moves
+    by tens of percent within a minute, and a ratio of two medians timed one after the
+    other measured that as much as the devices."""
+    for _ in range(warmup):
+        eager()
+        loom_fn()
+        loom.sync()
+    times = ([], [])
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        eager()
+        t1 = time.perf_counter()
+        loom_fn()
+        loom.sync()
+        t2 = time.perf_counter()
+        times[0].append(t1 - t0)
+        times[1].append(t2 - t1)
+    return statistics.median(times[0]), statistics.median(times[1])
 
 
 def chain(x):
@@ -168,8 +190,8 @@ def run_train_item(setup, runs):
     models = {"cpu": model, "loom": copy.deepcopy(model).to(loom.device)}
     batches = {"cpu": batch, "loom": to_loom(batch)}
     last = {}
-    times = {}
-    for dev in ("cpu", "loom"):
+
+    def stepper(dev):
         m, b = models[dev], batches[dev]
         opt = make_opt(m.parameters())
 
@@ -182,16 +204,17 @@ def run_train_item(setup, runs):
             opt.step()
             last[dev] = loss
 
-        sync = loom.sync if dev == "loom" else (lambda: None)
-        if dev == "loom":
-            loom.sync()
-            loom.reset_metrics()
-        times[dev] = timed(step, sync, runs)
+        return step
+
+    steps = {dev: stepper(dev) for dev in ("cpu", "loom")}
+    loom.sync()
+    loom.reset_metrics()
+    eager, t = timed_pair(steps["cpu"], steps["loom"], runs)
     m = loom.metrics()
     kernels = m["kernels_run"] / (runs + 2)
     fallbacks = sum(m["fallbacks"].values())
     torch.testing.assert_close(last["loom"].cpu(), last["cpu"], rtol=1e-3, atol=1e-4)
-    return times["cpu"], times["loom"], kernels, fallbacks
+    return eager, t, kernels, fallbacks
 
 
 def to_loom(x):
@@ -206,9 +229,8 @@ def run_item(fn, x, runs, atol):
     def run_loom():
         out[0] = fn(xl)
 
-    eager = timed(lambda: fn(x), lambda: None, runs)
     loom.reset_metrics()
-    t = timed(run_loom, loom.sync, runs)
+    eager, t = timed_pair(lambda: fn(x), run_loom, runs)
     m = loom.metrics()
     kernels = m["kernels_run"] / (runs + 2)
     fallbacks = sum(m["fallbacks"].values())
