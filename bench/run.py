@@ -1,7 +1,7 @@
 """Loom against CPU eager on the same work, in one process.
 
-Each item runs on both devices, one eager run and one Loom run in turn (the machine's
-speed drifts): median of each device's timed runs after warm-up; Loom's time includes
+Each item runs on both devices, in alternating blocks of runs (the machine's speed
+drifts), each block after an untimed run: median of each device's timed runs; Loom's time includes
 loom.sync(). Prints a table of both times, the ratio, Loom's kernels per
 iteration and, for streaming items, Loom's GB/s against a triad probe measured in the
 same run (for the matrix products, GFLOP/s against oneDNN's sgemm called alone on the
@@ -45,25 +45,27 @@ def timed(fn, sync, runs, warmup=2):
     return statistics.median(times)
 
 
-def timed_pair(eager, loom_fn, runs, warmup=2):
-    """Median times of eager's and Loom's runs, taken in turns: this machine's speed moves
-    by tens of percent within a minute, and a ratio of two medians timed one after the
-    other measured that as much as the devices."""
-    for _ in range(warmup):
-        eager()
-        loom_fn()
-        loom.sync()
+def timed_pair(eager, loom_fn, runs, block=2):
+    """Median times of eager's and Loom's runs, taken in alternating blocks: this machine's
+    speed moves by tens of percent within a minute, and two medians timed one after the
+    other measured that as much as the devices. Each block starts with an untimed run: a
+    device's threads spin for a while after its work (OpenMP's, Loom's pool, NOTE
+    [Spinning pool]) and would take the cores from the other device's first run.
+    Returns both medians and the number of Loom runs (for kernels per run)."""
     times = ([], [])
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        eager()
-        t1 = time.perf_counter()
-        loom_fn()
-        loom.sync()
-        t2 = time.perf_counter()
-        times[0].append(t1 - t0)
-        times[1].append(t2 - t1)
-    return statistics.median(times[0]), statistics.median(times[1])
+    fns = (eager, loom_fn)
+    syncs = (lambda: None, loom.sync)
+    calls = 0
+    while len(times[1]) < runs:
+        for d in (0, 1):
+            for i in range(1 + block):
+                t0 = time.perf_counter()
+                fns[d]()
+                syncs[d]()
+                if i > 0:
+                    times[d].append(time.perf_counter() - t0)
+            calls += (1 + block) if d == 1 else 0
+    return statistics.median(times[0]), statistics.median(times[1]), calls
 
 
 def chain(x):
@@ -209,9 +211,9 @@ def run_train_item(setup, runs):
     steps = {dev: stepper(dev) for dev in ("cpu", "loom")}
     loom.sync()
     loom.reset_metrics()
-    eager, t = timed_pair(steps["cpu"], steps["loom"], runs)
+    eager, t, calls = timed_pair(steps["cpu"], steps["loom"], runs)
     m = loom.metrics()
-    kernels = m["kernels_run"] / (runs + 2)
+    kernels = m["kernels_run"] / calls
     fallbacks = sum(m["fallbacks"].values())
     torch.testing.assert_close(last["loom"].cpu(), last["cpu"], rtol=1e-3, atol=1e-4)
     return eager, t, kernels, fallbacks
@@ -230,9 +232,9 @@ def run_item(fn, x, runs, atol):
         out[0] = fn(xl)
 
     loom.reset_metrics()
-    eager, t = timed_pair(lambda: fn(x), run_loom, runs)
+    eager, t, calls = timed_pair(lambda: fn(x), run_loom, runs)
     m = loom.metrics()
-    kernels = m["kernels_run"] / (runs + 2)
+    kernels = m["kernels_run"] / calls
     fallbacks = sum(m["fallbacks"].values())
     torch.testing.assert_close(out[0].cpu(), fn(x), rtol=1e-4, atol=atol)
     return eager, t, kernels, fallbacks
