@@ -27,14 +27,11 @@ namespace {
 // job (a kernel over 4 MB: 0.23 ms with the worker spinning, 0.5-1.0 ms after it slept),
 // and between the kernels of a CNN step the host fuses the next one, often for longer
 // than the 0.06 ms the pool used to spin (4000 pauses of 15 ns here; the count was tuned
-// where a pause took 28). Spinning 1 ms took the CNN step from 40-47 to 34-36 ms. A
-// realization also wakes sleeping workers as it starts (wake_workers), so that their
-// wake-up overlaps the host's work before the first kernel.
+// where a pause took 28). Spinning 1 ms took the CNN step's median from 34.1-34.4 to
+// 29.0-31.8 ms (builds alternated). A realization also wakes sleeping workers as it
+// starts (wake_workers), so that their wake-up overlaps the host's work before the first
+// kernel.
 constexpr auto kSpinTime = std::chrono::microseconds(1000);
-
-// Calls `pause` until `done()` or kSpinTime has passed; returns done().
-template <typename Done>
-bool spin_until(Done done);
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -42,6 +39,7 @@ inline void cpu_relax() {
 #endif
 }
 
+// Calls `pause` until `done()` or kSpinTime has passed; returns done().
 template <typename Done>
 bool spin_until(Done done) {
   const auto deadline = std::chrono::steady_clock::now() + kSpinTime;
