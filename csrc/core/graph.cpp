@@ -4,11 +4,11 @@
 #include <atomic>
 #include <cstring>
 #include <stdexcept>
-#include <unordered_map>
 #include <unordered_set>
 
 #include "core/extern.h"
 #include "core/memory.h"
+#include "core/node_map.h"
 
 namespace loom {
 
@@ -22,11 +22,10 @@ void (*g_bound_hook)(Buffer&) = nullptr;
 // bottom-up, so by the time a store's value is fused its base is memory. Nodes no deeper
 // than `floor` cannot matter and are not visited.
 int32_t depth_over(const Node* n, const Node* base, int32_t floor,
-                   std::unordered_map<const Node*, int32_t>& memo) {
+                   NodeMap<int32_t>& memo) {
   if (n->depth <= floor) return n->depth;
   if (n->op == Op::Load) return n->src[0].get() == base ? 1 : n->depth;
-  auto it = memo.find(n);
-  if (it != memo.end()) return it->second;
+  if (const int32_t* known = memo.find(n)) return *known;
   int32_t d = 0;
   for (const auto& s : n->src) d = std::max(d, depth_over(s.get(), base, floor, memo));
   if (op_kind(n->op) != OpKind::Flat) d += 1;
@@ -38,7 +37,7 @@ int32_t depth_over(const Node* n, const Node* base, int32_t floor,
 void bound(Buffer& b) {
   Node* w = b.value().get();
   const Node* base = w->src[0].get();
-  std::unordered_map<const Node*, int32_t> memo;
+  NodeMap<int32_t> memo;
   int32_t d = base->depth;
   for (size_t i = 1; i < w->src.size(); ++i)
     d = std::max(d, depth_over(w->src[i].get(), base, base->depth, memo));

@@ -93,6 +93,7 @@ InternTable& table() {
 }
 
 std::atomic<int64_t> g_live{0};
+std::atomic<uint64_t> g_serial{0};
 
 bool same(const Node& n, Op op, DType dtype, const Shape& shape,
           const std::vector<NodeRef>& src, const Arg& arg) {
@@ -192,6 +193,8 @@ void set_realized(const NodeRef& n, std::shared_ptr<Memory> mem) {
 }
 
 size_t live_node_count() { return size_t(g_live.load()); }
+
+uint64_t next_node_serial() { return g_serial.fetch_add(1, std::memory_order_relaxed) + 1; }
 
 std::string arg_str(const Arg& a) {
   std::ostringstream os;

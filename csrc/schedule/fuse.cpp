@@ -2,10 +2,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <unordered_map>
-#include <unordered_set>
-
 #include "core/graph.h"
+#include "core/node_map.h"
 #include "schedule/realize.h"
 
 namespace loom {
@@ -16,11 +14,12 @@ namespace {
 // realized instead.
 constexpr int kMaxFusedNodes = 256;
 
-// Entries remember their node weakly (holding it would add to the reference counts that
-// NOTE [Live state] reads): fusion realizes producers, which drops their expressions, and
-// a node made later at a freed address must not find a dead node's answer. That made the
-// schedule depend on the allocator: now and then a reduction was stored on its own.
-using ReductionMemo = std::unordered_map<const Node*, std::pair<std::weak_ptr<const Node>, bool>>;
+// Entries remember their node by serial (holding it would add to the reference counts
+// that NOTE [Live state] reads): fusion realizes producers, which drops their
+// expressions, and a node made later at a freed address must not find a dead node's
+// answer. That made the schedule depend on the allocator: now and then a reduction was
+// stored on its own.
+using ReductionMemo = NodeMap<std::pair<uint64_t, bool>>;
 
 bool broadcasts(const IndexMap& m, const Shape& shape) {
   for (size_t j = 0; j < shape.size(); ++j)
@@ -36,8 +35,7 @@ bool broadcasts(const IndexMap& m, const Shape& shape) {
 bool has_reduction(const Node* n, ReductionMemo& memo, bool per_element = false) {
   if (per_element && n->op == Op::Reindex && broadcasts(std::get<IndexMap>(n->arg), n->shape))
     return false;
-  auto it = memo.find(n);
-  if (it != memo.end() && !it->second.first.expired()) return it->second.second;
+  if (const auto* e = memo.find(n); e && e->first == n->serial) return e->second;
   bool r = !n->stored && (n->op == Op::Reduce || n->op == Op::Scan);
   if (!r && n->op != Op::Load && !n->stored)
     for (size_t i = n->op == Op::Gather ? 1 : 0; i < n->src.size(); ++i)
@@ -45,7 +43,7 @@ bool has_reduction(const Node* n, ReductionMemo& memo, bool per_element = false)
         r = true;
         break;
       }
-  memo[n] = {n->weak_from_this(), r};
+  memo[n] = {n->serial, r};
   return r;
 }
 
@@ -80,9 +78,9 @@ constexpr int kWideReads = 4;
 // The arrays a kernel computing `n` reads whole: loads that read each element once and
 // gathers, through pending elementwise producers that would be inlined; counts up to
 // `limit`.
-int wide_reads(const Node* n, std::unordered_set<const Node*>& seen, ReductionMemo& memo,
+int wide_reads(const Node* n, NodeSet& seen, ReductionMemo& memo,
                int limit) {
-  if (!seen.insert(n).second) return 0;
+  if (!seen.insert(n)) return 0;
   // Read through a broadcast (a normalization's statistics): not whole arrays.
   if (n->op == Op::Reindex && broadcasts(std::get<IndexMap>(n->arg), n->shape)) return 0;
   if (n->stored) return 1;
@@ -131,28 +129,28 @@ int wide_reads(const Node* n, std::unordered_set<const Node*>& seen, ReductionMe
 struct Fuser {
   // Keys are held alive: nodes made during fusion may otherwise die and a new node reuse
   // the address, hitting a stale entry.
-  std::unordered_map<const Node*, std::pair<NodeRef, NodeRef>> memo;
+  NodeMap<std::pair<NodeRef, NodeRef>> memo;
   ReductionMemo reduction_memo, per_element_memo;
   int budget = kMaxFusedNodes;
   const Node* keep = nullptr;
   bool inline_broadcasts = false, inlined = false;
   // References to each node from inside the expressions this fusion handles (the value
   // and every producer inlined into it), and from their holders: a load referenced more
-  // often has readers elsewhere. Entries are keyed by address but remember their node
-  // weakly (a count must not add a reference): one whose node died is stale, since a new
+  // often has readers elsewhere. Entries are keyed by address but remember their node by
+  // serial (a count must not add a reference): one whose node died is stale, since a new
   // node may have the same address.
   struct RefCount {
-    std::weak_ptr<const Node> node;
+    uint64_t serial = 0;
     long refs = 0;
     bool walked = false;
   };
-  std::unordered_map<const Node*, RefCount> internal_refs;
+  NodeMap<RefCount> internal_refs;
   // Nodes of the expressions fused here that pending values elsewhere also read: more
   // references than those counted inside when their expression was first walked (before
   // fusion added references of its own). Held by those expressions while fusion runs.
-  std::unordered_set<const Node*> read_outside;
+  NodeSet read_outside;
   // The node of the graph as it was that each rewritten node stands for.
-  std::unordered_map<const Node*, NodeRef> original;
+  NodeMap<NodeRef> original;
 
   // The fusion that realizes the storage this one computes (scratch storage for a
   // broadcast reduction, a producer it does not inline), if any.
@@ -168,7 +166,7 @@ struct Fuser {
 
   RefCount& refs_of(const Node* n) {
     RefCount& r = internal_refs[n];
-    if (r.node.expired()) r = RefCount{n->weak_from_this()};
+    if (r.serial != n->serial) r = RefCount{n->serial};
     return r;
   }
 
@@ -187,11 +185,10 @@ struct Fuser {
         stack.push_back(n->src[i].get());
       }
     }
+    // The walked nodes are alive: the caller holds the root they were reached from.
     for (const Node* n : walked) {
-      RefCount& r = refs_of(n);
       if (rewritten_outside(n)) continue;
-      if (NodeRef alive = std::const_pointer_cast<Node>(r.node.lock()))
-        if (alive.use_count() - 1 > r.refs) read_outside.insert(n);
+      if (n->weak_from_this().use_count() > refs_of(n).refs) read_outside.insert(n);
     }
   }
 
@@ -202,7 +199,7 @@ struct Fuser {
     if (has_pending_cohort(value.get())) return true;
     if (!alive && load.use_count() <= refs_of(load.get()).refs) return false;
     if (!alive && has_reduction(value.get(), per_element_memo, true)) return true;
-    std::unordered_set<const Node*> seen;
+    NodeSet seen;
     return wide_reads(value.get(), seen, reduction_memo, kWideReads) >= kWideReads;
   }
 
@@ -213,11 +210,11 @@ struct Fuser {
   // own; stored, the values and indices are computed together.
   static bool has_pending_cohort(const Node* value) {
     std::vector<const Node*> stack{value};
-    std::unordered_set<const Node*> seen;
+    NodeSet seen;
     while (!stack.empty()) {
       const Node* n = stack.back();
       stack.pop_back();
-      if (!seen.insert(n).second || n->stored) continue;
+      if (!seen.insert(n) || n->stored) continue;
       for (const auto& w : n->cohort)
         if (NodeRef member = std::const_pointer_cast<Node>(w.lock()))
           if (member.get() != n && !member->stored && member->shape == n->shape) return true;
@@ -267,7 +264,7 @@ struct Fuser {
       inlined = true;
       return src;
     }
-    std::unordered_map<const Node*, NodeRef> done;
+    NodeMap<NodeRef> done;
     NodeRef value = with_shared_parts_stored(src, 0, done);
     src->stored = store_scratch(value);
     value->stored = src->stored;
@@ -295,16 +292,15 @@ struct Fuser {
   // read the gradients. The part's node as the graph holds it keeps the storage
   // (Node::stored), so those later kernels read it.
   NodeRef with_shared_parts_stored(const NodeRef& n, int64_t top_numel,
-                                   std::unordered_map<const Node*, NodeRef>& done) {
+                                   NodeMap<NodeRef>& done) {
     if (n->stored) return n->stored;
     // Held, not iterated: the kernels below may visit more nodes (cohorts) into `original`.
-    auto found = original.find(n.get());
-    NodeRef orig = found != original.end() ? found->second : nullptr;
+    const NodeRef* found = original.find(n.get());
+    NodeRef orig = found ? *found : nullptr;
     // Stored since this fusion rewrote it (by a cohort's kernel).
     if (orig && orig->stored) return orig->stored;
     if (n->op == Op::Load || n->src.empty() || !has_reduction(n.get(), reduction_memo)) return n;
-    auto it = done.find(n.get());
-    if (it != done.end()) return it->second;
+    if (const NodeRef* d = done.find(n.get())) return *d;
     NodeRef out;
     // Only statistics: parts no larger than the value (not the centered activations that
     // the output and the variance both read).
@@ -327,11 +323,10 @@ struct Fuser {
   }
 
   NodeRef visit(const NodeRef& n) {
-    auto it = memo.find(n.get());
-    if (it != memo.end()) {
+    if (const auto* e = memo.find(n.get())) {
       // A kernel run since may have stored the value: a cohort member that an inner
       // fusion met through this one (cohort_of) before its kernel stored it.
-      const NodeRef& out = it->second.second;
+      const NodeRef& out = e->second;
       return n->stored ? n->stored : out->stored ? out->stored : out;
     }
     NodeRef out;
@@ -362,14 +357,20 @@ struct Fuser {
       // one, and counting those halved the budget (a sum of 8 chains of 8 multiply-adds,
       // 135 ops, split into two kernels).
       if (n->op != Op::Reindex) --budget;
+      // The sources as visited, built only once one of them changes.
       std::vector<NodeRef> src;
-      bool changed = false;
-      for (const auto& s : n->src) {
-        src.push_back(visit(s));
-        changed |= src.back() != s;
+      for (size_t i = 0; i < n->src.size(); ++i) {
+        NodeRef v = visit(n->src[i]);
+        if (src.empty()) {
+          if (v == n->src[i]) continue;
+          src.reserve(n->src.size());
+          src.assign(n->src.begin(), n->src.begin() + std::ptrdiff_t(i));
+        }
+        src.push_back(std::move(v));
       }
+      const bool changed = !src.empty();
       if (n->op == Op::Reindex) {
-        NodeRef inner = materialize_broadcast_reduce(src[0], n);
+        NodeRef inner = materialize_broadcast_reduce(changed ? src[0] : n->src[0], n);
         out = inner == n->src[0] ? n : reindex(inner, n->shape, std::get<IndexMap>(n->arg));
       } else if (!changed) {
         out = n;
@@ -405,12 +406,12 @@ struct Fuser {
       const IndexMap* map;
     };
     std::vector<Found> found, stack{{r.get(), nullptr}};
-    std::unordered_set<const Node*> seen;
+    NodeSet seen;
     while (!stack.empty()) {
       Found f = stack.back();
       stack.pop_back();
       const Node* n = f.node;
-      if (!seen.insert(n).second) continue;
+      if (!seen.insert(n)) continue;
       if (!n->cohort.empty()) found.push_back(f);
       const OpKind kind = op_kind(n->op);
       if (kind == OpKind::Unary || kind == OpKind::Binary || kind == OpKind::Ternary) {
@@ -461,12 +462,12 @@ struct Fuser {
   }
 
   static bool reads_realized(const NodeRef& root) {
-    std::unordered_set<const Node*> seen;
+    NodeSet seen;
     std::vector<const Node*> stack{root.get()};
     while (!stack.empty()) {
       const Node* n = stack.back();
       stack.pop_back();
-      if (!seen.insert(n).second) continue;
+      if (!seen.insert(n)) continue;
       if ((n->op == Op::Load || n->op == Op::Gather) && !n->src[0]->realized) return false;
       for (size_t i = n->op == Op::Load || n->op == Op::Gather ? 1 : 0; i < n->src.size(); ++i)
         stack.push_back(n->src[i].get());
@@ -479,9 +480,9 @@ struct Fuser {
 
 // Whether `n` is computed by reductions of its own size (statistics, not a value that reads
 // statistics through a broadcast).
-bool is_statistic(const Node* n, int64_t size, std::unordered_set<const Node*>& seen) {
+bool is_statistic(const Node* n, int64_t size, NodeSet& seen) {
   if (n->op == Op::Reduce) return numel(n->shape) == size;
-  if (n->op == Op::Load || n->stored || !seen.insert(n).second) return false;
+  if (n->op == Op::Load || n->stored || !seen.insert(n)) return false;
   for (size_t i = n->op == Op::Gather ? 1 : 0; i < n->src.size(); ++i)
     if (is_statistic(n->src[i].get(), size, seen)) return true;
   return false;
@@ -522,9 +523,9 @@ NodeRef fuse(const NodeRef& value, const Node* keep, bool inline_broadcasts, boo
   f.inline_broadcasts = inline_broadcasts;
   f.count_refs(value, 1);  // the node being realized holds the value
   NodeRef r = f.visit(value);
-  std::unordered_set<const Node*> seen;
+  NodeSet seen;
   if (store_shared_parts && is_statistic(r.get(), numel(r->shape), seen)) {
-    std::unordered_map<const Node*, NodeRef> done;
+    NodeMap<NodeRef> done;
     r = f.with_shared_parts_stored(r, 0, done);
   }
   if (cohort) f.cohort_of(r, *cohort);

@@ -3,13 +3,12 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <unordered_map>
-#include <unordered_set>
 
 #include "codegen/kernel.h"
 #include "core/extern.h"
 #include "core/fault.h"
 #include "core/metrics.h"
+#include "core/node_map.h"
 #include "runtime/thread_pool.h"
 #include "schedule/fuse.h"
 
@@ -43,8 +42,8 @@ bool disjoint(const View& a, const View& b) {
 // base at all.
 bool can_reuse_base(const Node* write, const Node* base, const std::vector<const Node*>& exprs) {
   const View* same_view = write->op == Op::Store ? &write->view() : nullptr;
-  std::unordered_map<const Node*, long> internal_refs;
-  std::unordered_set<const Node*> seen;
+  NodeMap<long> internal_refs;
+  NodeSet seen;
   std::vector<const Node*> order, stack;
   for (const Node* e : exprs) {
     internal_refs[e]++;  // from the write node
@@ -61,7 +60,7 @@ bool can_reuse_base(const Node* write, const Node* base, const std::vector<const
   while (!stack.empty()) {
     const Node* n = stack.back();
     stack.pop_back();
-    if (!seen.insert(n).second) continue;
+    if (!seen.insert(n)) continue;
     order.push_back(n);
     if (n->op == Op::Load || n->op == Op::Gather) {
       if (reads_base(n)) return false;
@@ -81,7 +80,8 @@ bool can_reuse_base(const Node* write, const Node* base, const std::vector<const
   std::vector<const Node*> work;
   for (const Node* n : order)
     if (n->weak_from_this().use_count() != internal_refs[n]) work.push_back(n);
-  std::unordered_set<const Node*> reached(work.begin(), work.end());
+  NodeSet reached;
+  for (const Node* n : work) reached.insert(n);
   while (!work.empty()) {
     const Node* n = work.back();
     work.pop_back();
@@ -91,7 +91,7 @@ bool can_reuse_base(const Node* write, const Node* base, const std::vector<const
       first = 1;
     }
     for (size_t i = first; i < n->src.size(); ++i)
-      if (reached.insert(n->src[i].get()).second) work.push_back(n->src[i].get());
+      if (reached.insert(n->src[i].get())) work.push_back(n->src[i].get());
   }
   return true;
 }
@@ -99,9 +99,9 @@ bool can_reuse_base(const Node* write, const Node* base, const std::vector<const
 // Whether the DAG holds a Check (a kernel that may fault), and one inside a reduction.
 struct CheckScan {
   bool any = false, in_reduce = false;
-  std::unordered_set<const Node*> seen[2];
+  NodeSet seen[2];
   void visit(const Node* n, bool under_reduce) {
-    if (!seen[under_reduce].insert(n).second) return;
+    if (!seen[under_reduce].insert(n)) return;
     if (n->op == Op::Check) {
       any = true;
       in_reduce |= under_reduce;
@@ -310,12 +310,12 @@ bool is_partial_store(const Node* n) {
 // x[i]`), which fusion inlines without running anything.
 bool loads_are_batchable(const Node* value, const Node* prev, const View& view, DType dtype,
                          bool& fusable) {
-  std::unordered_set<const Node*> seen;
+  NodeSet seen;
   std::vector<const Node*> stack{value};
   while (!stack.empty()) {
     const Node* n = stack.back();
     stack.pop_back();
-    if (!seen.insert(n).second) continue;
+    if (!seen.insert(n)) continue;
     if (seen.size() > kMaxBatchValueNodes) return false;
     switch (op_kind(n->op)) {
       case OpKind::Move: {
@@ -371,12 +371,12 @@ bool is_small_fill(const Node* n) {
   if (n->op != Op::Store || n->realized || numel(n->view().sizes) > (int64_t(1) << 16) ||
       !is_dense_cover(n->view(), n->shape[0] / itemsize(n->dtype)))
     return false;
-  std::unordered_set<const Node*> seen;
+  NodeSet seen;
   std::vector<const Node*> stack{n->src[1].get()};
   while (!stack.empty()) {
     const Node* v = stack.back();
     stack.pop_back();
-    if (!seen.insert(v).second) continue;
+    if (!seen.insert(v)) continue;
     OpKind kind = op_kind(v->op);
     bool ok = v->op == Op::Const || v->op == Op::Iota || v->op == Op::Reindex ||
               ((kind == OpKind::Unary || kind == OpKind::Binary || kind == OpKind::Ternary) &&
