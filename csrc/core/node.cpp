@@ -6,7 +6,6 @@
 #include <mutex>
 #include <sstream>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "core/extern.h"
 #include "core/memory.h"
@@ -72,18 +71,55 @@ size_t hash_arg(const Arg& a) {
   return h;
 }
 
-// Weak table of live interned nodes, bucketed by hash. Nodes remove themselves when they
-// die, so the table never holds expired entries.
+// Weak table of live interned nodes. Nodes remove themselves when they die, so the table
+// never holds expired entries. One array probed linearly from each node's hash, a removed
+// node leaving a tombstone, rebuilt when live entries and tombstones fill half of it: a
+// node made and dropped (every op's result, every tiny op) allocated and freed an entry
+// of a std::unordered_multimap.
 struct InternTable {
   std::mutex mu;
-  std::unordered_multimap<size_t, Node*> nodes;
+  uint64_t serial = 0;  // the last node's (Node::serial)
+  std::vector<Node*> slots;  // nullptr: never used; kTomb: a node removed
+  size_t live = 0, used = 0;  // live entries; live entries and tombstones
+
+  static Node* tomb() { return reinterpret_cast<Node*>(uintptr_t(1)); }
+  size_t mask() const { return slots.size() - 1; }
+  static size_t start(size_t hash) { return size_t(uint64_t(hash) * 0x9E3779B97F4A7C15ull >> 20); }
+
+  // Calls f(node) for each live entry of this hash until it returns true.
+  template <typename F>
+  Node* find_if(size_t hash, F f) const {
+    if (slots.empty()) return nullptr;
+    for (size_t i = start(hash) & mask();; i = (i + 1) & mask()) {
+      Node* n = slots[i];
+      if (!n) return nullptr;
+      if (n != tomb() && n->hash == hash && f(n)) return n;
+    }
+  }
+  void insert(Node* n) {
+    if (2 * (used + 1) > slots.size()) rebuild();
+    size_t i = start(n->hash) & mask();
+    while (slots[i] && slots[i] != tomb()) i = (i + 1) & mask();
+    if (!slots[i]) ++used;
+    slots[i] = n;
+    ++live;
+  }
   void erase(Node* n) {
-    auto range = nodes.equal_range(n->hash);
-    for (auto it = range.first; it != range.second; ++it)
-      if (it->second == n) {
-        nodes.erase(it);
+    for (size_t i = start(n->hash) & mask();; i = (i + 1) & mask())
+      if (slots[i] == n) {
+        slots[i] = tomb();
+        --live;
         return;
       }
+  }
+  void rebuild() {
+    std::vector<Node*> old = std::move(slots);
+    size_t n = 1024;
+    while (n < 4 * (live + 1)) n *= 2;
+    slots.assign(n, nullptr);
+    live = used = 0;
+    for (Node* e : old)
+      if (e && e != tomb()) insert(e);
   }
 };
 
@@ -93,7 +129,6 @@ InternTable& table() {
 }
 
 std::atomic<int64_t> g_live{0};
-std::atomic<uint64_t> g_serial{0};
 
 bool same(const Node& n, Op op, DType dtype, const Shape& shape,
           const std::vector<NodeRef>& src, const Arg& arg) {
@@ -131,8 +166,10 @@ Node::~Node() {
     for (auto& s : src) releasing->push_back(std::move(s));
     return;
   }
-  std::vector<NodeRef> pending(std::make_move_iterator(src.begin()),
-                               std::make_move_iterator(src.end()));
+  if (src.empty()) return;
+  // Kept between calls for its capacity (most results die with a few sources).
+  static thread_local std::vector<NodeRef> pending;
+  for (auto& s : src) pending.push_back(std::move(s));
   releasing = &pending;
   while (!pending.empty()) {
     NodeRef n = std::move(pending.back());
@@ -149,13 +186,14 @@ NodeRef make_node(Op op, DType dtype, Shape shape, std::vector<NodeRef> src, Arg
   mix(h, hash_arg(arg));
   auto& t = table();
   std::lock_guard<std::mutex> g(t.mu);
-  auto range = t.nodes.equal_range(h);
-  for (auto it = range.first; it != range.second; ++it) {
-    Node* n = it->second;
-    if (!same(*n, op, dtype, shape, src, arg)) continue;
+  NodeRef alive;
+  t.find_if(h, [&](Node* n) {
+    if (!same(*n, op, dtype, shape, src, arg)) return false;
     // The node may be dying (count 0) while its destructor waits for the lock.
-    if (NodeRef alive = n->weak_from_this().lock()) return alive;
-  }
+    alive = n->weak_from_this().lock();
+    return bool(alive);
+  });
+  if (alive) return alive;
   auto n = std::make_shared<Node>();
   n->op = op;
   n->dtype = dtype;
@@ -163,11 +201,12 @@ NodeRef make_node(Op op, DType dtype, Shape shape, std::vector<NodeRef> src, Arg
   n->src = std::move(src);
   n->arg = std::move(arg);
   n->hash = h;
+  n->serial = ++t.serial;
   n->interned = true;
   for (const auto& s : n->src) n->depth = std::max(n->depth, s->depth);
   if (op_kind(op) != OpKind::Flat) n->depth += 1;
   ++g_live;
-  t.nodes.emplace(h, n.get());
+  t.insert(n.get());
   return n;
 }
 
@@ -177,6 +216,10 @@ NodeRef make_data(std::shared_ptr<Memory> mem) {
   n->dtype = DType::UInt8;
   n->shape = {int64_t(mem->nbytes)};
   n->realized = std::move(mem);
+  {
+    std::lock_guard<std::mutex> g(table().mu);
+    n->serial = ++table().serial;
+  }
   ++g_live;
   return n;
 }
@@ -194,7 +237,6 @@ void set_realized(const NodeRef& n, std::shared_ptr<Memory> mem) {
 
 size_t live_node_count() { return size_t(g_live.load()); }
 
-uint64_t next_node_serial() { return g_serial.fetch_add(1, std::memory_order_relaxed) + 1; }
 
 std::string arg_str(const Arg& a) {
   std::ostringstream os;

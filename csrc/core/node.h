@@ -119,7 +119,6 @@ using Arg = std::variant<std::monostate, int64_t, Scalar, View, IndexMap, Reduce
 struct Memory;
 struct Node;
 using NodeRef = std::shared_ptr<Node>;
-uint64_t next_node_serial();
 
 struct Node : std::enable_shared_from_this<Node> {
   Op op;
@@ -131,9 +130,10 @@ struct Node : std::enable_shared_from_this<Node> {
   bool interned = false;
   // Scratch of one graph walk at a time, under the engine lock (a kernel plan's key): the
   // walk that last numbered this node, and its number there. Saves the walk a hash map.
-  // Unique to this node for the life of the process: a memo keyed by address checks it,
-  // since a node made later may take a dead node's address (NOTE [Node maps]).
-  uint64_t serial = next_node_serial();
+  // Unique to this node for the life of the process (make_node and make_data set it): a
+  // memo keyed by address checks it, since a node made later may take a dead node's
+  // address (NOTE [Node maps]).
+  uint64_t serial = 0;
   mutable uint32_t walk = 0;
   mutable int32_t walk_id = 0;
   // How deep realizing this value would recurse (fusion follows loads into pending
