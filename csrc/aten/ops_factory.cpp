@@ -383,6 +383,23 @@ Tensor& random_ip(Tensor& self, c10::optional<at::Generator> gen) {
   return self;
 }
 
+// The composite is empty({}) then fill_: two more dispatches on every Python scalar that
+// meets a Loom tensor through indexing (`x[i] = v` makes one per write).
+Tensor scalar_tensor_fn(const c10::Scalar& s, c10::optional<at::ScalarType> dtype,
+                        c10::optional<at::Layout> layout, c10::optional<at::Device> device,
+                        c10::optional<bool> pin_memory) {
+  const auto options =
+      at::TensorOptions().dtype(dtype).layout(layout).device(device).pinned_memory(pin_memory);
+  TORCH_CHECK(options.layout() == at::kStrided, "scalar_tensor: only strided tensors, got ",
+              options.layout());
+  const at::ScalarType t = c10::typeMetaToScalarType(options.dtype());
+  check_scalar_fits(s, t);
+  Tensor out = empty_loom({}, t, at::MemoryFormat::Contiguous);
+  EngineLock g(engine_mutex());
+  assign(out, scalar_node(s, {}, to_loom(t)));
+  return out;
+}
+
 Tensor& random_to_ip(Tensor& self, int64_t to, c10::optional<at::Generator> gen) {
   to_meta(self).random_(to);
   random_fill(self, 0, to - 1, gen);
@@ -415,6 +432,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("bernoulli_.float", bernoulli_float_ip);
   m.impl("bernoulli_.Tensor", bernoulli_tensor_ip);
   m.impl("random_", random_ip);
+  m.impl("scalar_tensor", scalar_tensor_fn);
   m.impl("random_.to", random_to_ip);
   m.impl("random_.from", random_from_ip);
 }

@@ -87,9 +87,9 @@ LKernel lower_store(const View& out, DType dtype, const NodeRef& value,
 LKernel lower_batched_store(const View& out, DType dtype, const NodeRef& value,
                             const std::shared_ptr<Memory>& out_mem,
                             const std::vector<const Node*>& self_flats);
-// Everything about a lowered kernel but its slot values: stores whose kernels have equal
-// signatures can run as one batched kernel.
-std::string lkernel_signature(const LKernel& k);
+// Whether two lowered kernels are equal in everything but their slot values: stores whose
+// kernels are alike can run as one batched kernel.
+bool lkernels_alike(const LKernel& a, const LKernel& b);
 // Pass 1 for a scatter: the loop nest over the index space of `value` and `index`.
 LKernel lower_scatter(DType dtype, const NodeRef& value, const NodeRef& index, int combine,
                       const std::shared_ptr<Memory>& out_mem);

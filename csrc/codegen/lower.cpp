@@ -245,25 +245,31 @@ LKernel lower_batched_store(const View& out, DType dtype, const NodeRef& value,
   return L.finish();
 }
 
-std::string lkernel_signature(const LKernel& k) {
-  std::ostringstream os;
-  auto affine = [&](const Affine& a) {
-    os << a.c << "+";
-    for (size_t v = 0; v < a.coef.size(); ++v)
-      if (a.coef[v]) os << v << "*" << a.coef[v] << ",";
-    os << ";";
-  };
-  for (int64_t s : k.var_size) os << s << ",";
-  os << "|" << dtype_name(k.out_dtype) << "|";
-  affine(k.out_index);
-  for (size_t p = 0; p < k.params.size(); ++p) os << k.params[p].get() << dtype_name(k.param_dtype[p]);
-  for (const LNode& n : k.nodes) {
-    os << "\n" << op_name(n.op) << dtype_name(n.dtype) << n.param << "/" << n.slot << ":";
-    for (int s : n.src) os << s << ",";
-    affine(n.index);
-    if (n.op != Op::Const && n.op != Op::Load) os << arg_str(n.arg);
+namespace {
+bool same_affine(const Affine& a, const Affine& b) {
+  if (a.c != b.c) return false;
+  const size_t n = std::max(a.coef.size(), b.coef.size());
+  for (size_t v = 0; v < n; ++v) {
+    const int64_t x = v < a.coef.size() ? a.coef[v] : 0, y = v < b.coef.size() ? b.coef[v] : 0;
+    if (x != y) return false;
   }
-  return os.str();
+  return true;
+}
+}  // namespace
+
+bool lkernels_alike(const LKernel& a, const LKernel& b) {
+  if (a.var_size != b.var_size || a.out_dtype != b.out_dtype ||
+      !same_affine(a.out_index, b.out_index) || a.params != b.params ||
+      a.param_dtype != b.param_dtype || a.nodes.size() != b.nodes.size())
+    return false;
+  for (size_t i = 0; i < a.nodes.size(); ++i) {
+    const LNode &x = a.nodes[i], &y = b.nodes[i];
+    if (x.op != y.op || x.dtype != y.dtype || x.param != y.param || x.slot != y.slot ||
+        x.src != y.src || !same_affine(x.index, y.index))
+      return false;
+    if (x.op != Op::Const && x.op != Op::Load && !(x.arg == y.arg)) return false;
+  }
+  return true;
 }
 
 LKernel lower_scatter(DType dtype, const NodeRef& value, const NodeRef& index, int combine,

@@ -402,7 +402,6 @@ size_t realize_batch(const std::vector<Node*>& chain, size_t i) {
   if (!batchable_value(first, base.get())) return 0;
   std::shared_ptr<Memory> placeholder;
   LKernel k = lower_batched_store(v0, first->dtype, first->src[1], placeholder, {base.get()});
-  std::string sig = lkernel_signature(k);
   std::vector<std::vector<int64_t>> rows{k.slot_values};
   size_t top = b;  // chain index of the last store in the batch
   while (top > 0) {
@@ -413,7 +412,7 @@ size_t realize_batch(const std::vector<Node*>& chain, size_t i) {
         !can_reuse_base(next, prev, {next->src[1].get()}))
       break;
     LKernel kn = lower_batched_store(next->view(), next->dtype, next->src[1], placeholder, {prev});
-    if (lkernel_signature(kn) != sig) break;
+    if (!lkernels_alike(kn, k)) break;
     rows.push_back(std::move(kn.slot_values));
     --top;
   }

@@ -310,3 +310,33 @@ def test_rand_like_and_views():
     assert (bc[:, 1::2] == 0).all()
     assert (bc[:, ::2] >= 1).all() and (bc[:, ::2] < 2).all()
     assert bc[:, ::2].unique().numel() > 9000
+
+
+@pytest.mark.parametrize("value,dtype", [(3, None), (2.5, torch.float64), (True, torch.bool),
+                                         (-7, torch.int8), (1 + 2j, torch.complex64),
+                                         (3, torch.float16), (2.5, torch.int64)])
+def test_scalar_tensor_matches_cpu(value, dtype):
+    """scalar_tensor has a kernel of its own (a Python scalar written into a Loom tensor
+    through indexing makes one per write): dtype, shape, strides, value as the CPU's."""
+    got, want = torch.scalar_tensor(value, dtype=dtype, device=D), torch.scalar_tensor(value, dtype=dtype)
+    assert (got.dtype, got.shape, got.stride()) == (want.dtype, want.shape, want.stride())
+    assert torch.equal(got.cpu(), want)
+
+
+@pytest.mark.parametrize("value,dtype", [(300, torch.int8), (1 + 2j, torch.float32)])
+def test_scalar_tensor_errors_match_cpu(value, dtype):
+    with pytest.raises(RuntimeError) as cpu:
+        torch.scalar_tensor(value, dtype=dtype)
+    with pytest.raises(RuntimeError) as ours:
+        torch.scalar_tensor(value, dtype=dtype, device=D)
+    assert str(ours.value) == str(cpu.value)
+
+
+def test_setitem_scalars_one_kernel():
+    x = torch.zeros(6, device=D)
+    loom.sync()
+    loom.reset_metrics()
+    for i in range(6):
+        x[i] = i * 1.5
+    assert x.cpu().tolist() == [i * 1.5 for i in range(6)]
+    assert loom.metrics()["kernels_run"] == 1
