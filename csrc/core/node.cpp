@@ -79,7 +79,7 @@ size_t hash_arg(const Arg& a) {
 struct InternTable {
   std::mutex mu;
   uint64_t serial = 0;  // the last node's (Node::serial)
-  std::vector<Node*> slots;  // nullptr: never used; kTomb: a node removed
+  std::vector<Node*> slots;  // nullptr: never used; tomb(): a node removed
   size_t live = 0, used = 0;  // live entries; live entries and tombstones
 
   static Node* tomb() { return reinterpret_cast<Node*>(uintptr_t(1)); }

@@ -70,7 +70,7 @@ class NodeMap {
     for (size_t i = 0; i < sp.size(); ++i)
       if (sp[i].size() == n) {
         Slots v = std::move(sp[i]);
-        sp[i] = std::move(sp.back());
+        if (i + 1 != sp.size()) sp[i] = std::move(sp.back());
         sp.pop_back();
         return v;
       }
