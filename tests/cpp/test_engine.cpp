@@ -345,3 +345,20 @@ TEST(Codegen, RecomputedReductionsAreSeen) {
   EXPECT_FALSE(recomputes(reduce(ReduceKind::Sum, rows, {1}, DType::Float32),
                           View::contiguous({4, 1})));
 }
+
+// A select is rendered with its condition marked unpredictable (NOTE [Unpredictable
+// selects]): clang otherwise made max pooling's gradient a branch around a load and a
+// divide, mispredicted on random indices.
+TEST(Codegen, SelectsAreMarkedUnpredictable) {
+  auto x_owner = make_f32(std::vector<float>(64, 1.0f));
+  Shape s{8, 8};
+  NodeRef x = load_all(*x_owner, s);
+  NodeRef zero = constant(Scalar::of_float(0.0), DType::Float32, s);
+  NodeRef v = where(binary(Op::Gt, x, zero),
+                    binary(Op::Div, x, constant(Scalar::of_float(3.0), DType::Float32, s)), zero);
+  std::string src = render_c(lower_store(View::contiguous(s), DType::Float32, v, nullptr));
+  size_t body = src.find("void kernel(");
+  ASSERT_NE(body, std::string::npos);
+  EXPECT_NE(src.find("#define LOOM_UNPREDICTABLE"), std::string::npos);
+  EXPECT_NE(src.find("(LOOM_UNPREDICTABLE(", body), std::string::npos);
+}
