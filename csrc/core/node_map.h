@@ -76,12 +76,15 @@ class NodeMap {
       }
     return Slots(n);
   }
+  // Only small arrays are kept, and a few: a thread keeps at most kSpares * kSpareSlots
+  // entries' room per value type.
+  static constexpr size_t kSpares = 16, kSpareSlots = 1024;
   static void give_back(Slots v) {
-    if (v.empty()) return;
+    std::vector<Slots>& sp = spares();
+    if (v.empty() || v.size() > kSpareSlots || sp.size() >= kSpares) return;
     for (auto& e : v)
       if (e.first) e = {};
-    std::vector<Slots>& sp = spares();
-    if (sp.size() < 32) sp.push_back(std::move(v));
+    sp.push_back(std::move(v));
   }
 
   void grow() {
