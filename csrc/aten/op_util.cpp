@@ -3,6 +3,7 @@
 #include <ATen/Dispatch.h>
 #include <ATen/EmptyTensor.h>
 
+#include <cstring>
 #include <unordered_set>
 
 #include "core/known.h"
@@ -166,42 +167,73 @@ NodeRef checked(const NodeRef& index, int64_t size, bool wrap, bool index_error,
   return check_index(index, size, wrap, msg);
 }
 
-void check_now(const at::Tensor& index, int64_t size, bool wrap, bool index_error,
+namespace {
+
+// Calls f(value) for each element of a strided int64 or int32 array, in index order.
+template <typename F>
+void for_each_index(const char* base, bool is_long, const at::IntArrayRef sizes,
+                    const at::IntArrayRef strides, F&& f) {
+  const int64_t dims = int64_t(sizes.size()), item = is_long ? 8 : 4;
+  std::vector<int64_t> at(size_t(dims), 0);
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;
+  const char* p = base;
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t x;
+    if (is_long) {
+      std::memcpy(&x, p, 8);
+    } else {
+      int32_t y;
+      std::memcpy(&y, p, 4);
+      x = y;
+    }
+    f(x);
+    for (int64_t d = dims - 1; d >= 0; --d) {  // odometer step
+      p += strides[size_t(d)] * item;
+      if (++at[size_t(d)] < sizes[size_t(d)]) break;
+      p -= sizes[size_t(d)] * strides[size_t(d)] * item;
+      at[size_t(d)] = 0;
+    }
+  }
+}
+
+}  // namespace
+
+// A realized index is read where it lies, without a host copy: a GPT step checks its
+// token indices this way in every embedding and loss.
+bool check_now(const at::Tensor& index, int64_t size, bool wrap, bool index_error,
                const std::string& message, std::optional<int64_t> skip) {
   constexpr int64_t kMaxEagerCheck = int64_t(1) << 16;
-  if (index.numel() == 0 || index.numel() > kMaxEagerCheck) return;
-  if (index.scalar_type() != at::kLong && index.scalar_type() != at::kInt) return;
-  at::Tensor host;
-  std::vector<int64_t> known;
+  if (index.numel() == 0 || index.numel() > kMaxEagerCheck) return false;
+  if (index.scalar_type() != at::kLong && index.scalar_type() != at::kInt) return false;
+  std::optional<int64_t> bad;
+  bool plain = true;  // every value in [0, size)
+  auto check = [&](int64_t x) {
+    plain &= x >= 0 && x < size;
+    if (!bad && !((x >= 0 ? x < size : (wrap && x >= -size)) || x == skip)) bad = x;
+  };
+  const bool is_long = index.scalar_type() == at::kLong;
   if (!is_loom(index)) {
-    host = index;
+    at::Tensor host = index.contiguous();
+    const char* base = static_cast<const char*>(host.data_ptr());
+    for_each_index(base, is_long, host.sizes(), host.strides(), check);
   } else {
     EngineLock g(engine_mutex());
     if (buffer_of(index).value()->realized) {
       const char* base = storage_bytes(index) + index.storage_offset() * index.element_size();
-      host = at::from_blob(const_cast<char*>(base), index.sizes(), index.strides(),
-                           index.options().device(at::kCPU))
-                 .to(at::kLong, /*non_blocking=*/false, /*copy=*/true);
+      for_each_index(base, is_long, index.sizes(), index.strides(), check);
     } else if (auto values = known_values(read_tensor(index), kMaxEagerCheck)) {
-      known = std::move(*values);  // NOTE [Known values]
+      for (int64_t x : *values) check(x);  // NOTE [Known values]
     } else {
-      return;
+      return false;
     }
   }
-  if (host.defined()) {
-    host = host.to(at::kLong).contiguous();
-    known.assign(host.data_ptr<int64_t>(), host.data_ptr<int64_t>() + host.numel());
-  }
-  const int64_t* v = known.data();
-  for (size_t i = 0; i < known.size(); ++i) {
-    int64_t x = v[i];
-    if ((x >= 0 ? x < size : (wrap && x >= -size)) || x == skip) continue;
-    std::string text = message;
-    auto at = text.find("{}");
-    if (at != std::string::npos) text.replace(at, 2, std::to_string(x));
-    TORCH_CHECK_INDEX(!index_error, text);
-    TORCH_CHECK(false, text);
-  }
+  if (!bad) return plain;
+  std::string text = message;
+  auto at = text.find("{}");
+  if (at != std::string::npos) text.replace(at, 2, std::to_string(*bad));
+  TORCH_CHECK_INDEX(!index_error, text);
+  TORCH_CHECK(false, text);
 }
 
 std::string bounds_message(int64_t dim, int64_t size, const char* prefix) {

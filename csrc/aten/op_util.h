@@ -78,8 +78,11 @@ std::string bounds_message(int64_t dim, int64_t size, const char* prefix = "");
 // whose storage is realized or whose values follow from constants: NOTE [Known values] in
 // core/known.h), checks them now, so that the op itself raises as on CPU;
 // otherwise the kernel's check reports the fault at realization. Entries equal to `skip`
-// (nll_loss's ignore_index) are not indices.
-void check_now(const at::Tensor& index, int64_t size, bool wrap, bool index_error,
+// (nll_loss's ignore_index) are not indices. Returns true when every value was seen and lies
+// in [0, size): the op's lazy check (and wrap) is then redundant, and a kernel without it
+// vectorizes and tiles as any other (the values read later are the ones checked: a
+// reader keeps the value it recorded).
+bool check_now(const at::Tensor& index, int64_t size, bool wrap, bool index_error,
                const std::string& message, std::optional<int64_t> skip = std::nullopt);
 
 }  // namespace loom::aten

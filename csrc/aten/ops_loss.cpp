@@ -298,8 +298,8 @@ Tensor& embedding_dense_backward_out(const Tensor& grad, const Tensor& indices,
   const std::string msg =
       "index {} is out of bounds for dimension 0 with size " + std::to_string(num_weights);
   Tensor idx = indices.reshape({n});
-  check_now(idx, num_weights, false, true, msg);
-  NodeRef k = checked(index_value(idx, {n}), num_weights, false, true, msg);  // {n}
+  NodeRef k = index_value(idx, {n});  // {n}
+  if (!check_now(idx, num_weights, false, true, msg)) k = checked(k, num_weights, false, true, msg);
   Shape rows{n, d};
   IndexMap by_row{{0}, {0, -1}, {1, 0}};
   NodeRef value = read_tensor(grad.reshape({n, d}));

@@ -80,7 +80,20 @@ int Renderer::column_tile() const {
         for (int v : n.vars)
           if (uses_var(int(j), v)) return 0;
     if (!loads_contiguous(n.src[0], xi)) return 0;
-    column |= !loads_contiguous(n.src[0], n.vars.back());
+    // Column-shaped: some load walks the outputs contiguously and the reduced axis with a
+    // stride (or not at all), and none walks the reduced axis contiguously while varying with the outputs.
+    // Loads of the reduced axis alone (layer norm's per-row statistics under its weight's
+    // gradient) are the same for a whole block.
+    const int r = n.vars.back();
+    const bool strided = any_below(n.src[0], [&](int j) {
+      const LNode& l = k.nodes[j];
+      return l.op == Op::Load && coef(l.index, xi) == 1 && coef(l.index, r) != 1;
+    });
+    const bool rowwise = any_below(n.src[0], [&](int j) {
+      const LNode& l = k.nodes[j];
+      return l.op == Op::Load && coef(l.index, r) == 1 && coef(l.index, xi) != 0;
+    });
+    column |= strided && !rowwise;
     tile = std::max(tile, 4 * kLaneBytes / std::max(4, itemsize(n.dtype)));
     acc_bytes += std::max(4, itemsize(n.dtype));
   }

@@ -362,3 +362,27 @@ TEST(Codegen, SelectsAreMarkedUnpredictable) {
   EXPECT_NE(src.find("#define LOOM_UNPREDICTABLE"), std::string::npos);
   EXPECT_NE(src.find("(LOOM_UNPREDICTABLE(", body), std::string::npos);
 }
+
+// A column sum whose terms scale each row by a per-row value (layer norm's weight
+// gradient: sum over rows of grad * (x - mean) * rstd) walks the rows in blocks of
+// columns, as a plain column sum does; per-row loads are the same for a whole block.
+TEST(Codegen, ColumnSumsWithPerRowTermsAreTiled) {
+  auto x_owner = make_f32(std::vector<float>(64 * 32, 1.0f));
+  auto r_owner = make_f32(std::vector<float>(64, 2.0f));
+  Shape s{64, 32};
+  NodeRef x = load_all(*x_owner, s);
+  NodeRef per_row = read(*r_owner, DType::Float32, View{{64, 32}, {1, 0}, 0});
+  auto render = [&](const NodeRef& terms) {
+    LKernel k = lower_store(View::contiguous({1, 32}), DType::Float32,
+                            reduce(ReduceKind::Sum, terms, {0}, DType::Float32), nullptr);
+    collapse_loops(k);
+    return render_c(k);
+  };
+  EXPECT_NE(render(x).find("x0b"), std::string::npos);
+  EXPECT_NE(render(binary(Op::Mul, x, per_row)).find("x0b"), std::string::npos);
+  // A row sum stays one output at a time.
+  LKernel rows = lower_store(View::contiguous({64, 1}), DType::Float32,
+                             reduce(ReduceKind::Sum, x, {1}, DType::Float32), nullptr);
+  collapse_loops(rows);
+  EXPECT_EQ(render_c(rows).find("x0b"), std::string::npos);
+}

@@ -502,3 +502,37 @@ def test_index_reduce_nan_and_errors():
                 lambda d: torch.ones(3, device=d).index_reduce(0, torch.tensor([0, 1], device=d), torch.ones(1, device=d), "prod"),
                 lambda d: torch.ones(3, device=d).index_reduce(0, torch.tensor([0], device=d), torch.ones(1, dtype=torch.float64, device=d), "prod")):
         raises_like_cpu(lambda: bad("cpu"), lambda: bad(loom.device))
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32])
+def test_realized_strided_index_checked_in_place(dtype):
+    # A realized index is checked where it lies (no host copy): a transposed, stepped view,
+    # in both index dtypes, names the first bad value in index order, as the CPU does.
+    idx = torch.tensor([[0, 7, 2], [9, 1, -20], [3, 4, 12]], dtype=dtype)
+    w = torch.randn(10, 3)
+
+    def run(device):
+        i = idx.to(device)
+        if device != "cpu":
+            loom.sync()
+        return F.embedding(i.t()[:, ::2], w.to(device))
+
+    raises_like_cpu(lambda: run("cpu"), lambda: run(loom.device))
+    ok = idx.clamp(0, 9)
+    got = F.embedding(ok.to(loom.device).t()[:, ::2], w.to(loom.device)).cpu()
+    assert torch.equal(got, F.embedding(ok.t()[:, ::2], w))
+    sel = torch.index_select(w.to(loom.device), 0, ok.to(loom.device).t()[1]).cpu()
+    assert torch.equal(sel, torch.index_select(w, 0, ok.t()[1]))
+
+
+def test_realized_strided_target_names_first_bad_value():
+    idx = torch.tensor([[0, 7, 2], [9, 1, -20], [3, 4, 12]])
+    logits = torch.randn(3, 5)
+
+    def run(device):
+        t = idx.to(device)
+        if device != "cpu":
+            loom.sync()
+        return F.cross_entropy(logits.to(device), t.t()[1])  # [7, 1, 4]: 7 is named
+
+    raises_like_cpu(lambda: run("cpu"), lambda: run(loom.device))
