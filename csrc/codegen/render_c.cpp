@@ -505,8 +505,11 @@ std::string Renderer::render(bool entry) {
   if (plain && hoist.ok) placement = &hoist;
   if (plain && hoist.ok) plan_row_caches(hoist);
   if (plain && hoist.ok && !k.check_in_reduce) plan_prefetch(hoist);
-  depth = open_output_loops(k.scan_var < 0 && k.out_dyn < 0, depth, true,
-                            plain && hoist.ok ? &hoist : nullptr);
+  if (int tile = plain && !k.batched ? transpose_tile() : 0)
+    depth = open_transpose_tiles(tile, depth);
+  else
+    depth = open_output_loops(k.scan_var < 0 && k.out_dyn < 0, depth, true,
+                              plain && hoist.ok ? &hoist : nullptr);
   scopes.emplace_back();
   for (auto& [id, m] : row_cache)
     scopes.back()[m] = "row" + std::to_string(id) + "[" + var_name(k, output_vars().back()) + "]";

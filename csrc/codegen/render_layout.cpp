@@ -285,7 +285,7 @@ void Renderer::emit_prefetches(const std::string& ro, int lanes, int depth) {
 // innermost output loop writes contiguously and whose output is large.
 int64_t Renderer::stream_block() const {
   if (k.batched || k.out_dyn >= 0 || k.scan_var >= 0 || k.check_in_reduce || !k.checks.empty() ||
-      k.out_slot >= 0 || !k.extra.empty() || column_tile())
+      k.out_slot >= 0 || !k.extra.empty() || column_tile() || transpose_tile())
     return 0;
   const std::vector<int> outs = output_vars();
   if (outs.empty() || coef(k.out_index, outs.back()) != 1) return 0;
@@ -338,6 +338,65 @@ void Renderer::close_stream(const std::string& v, int& depth) {
   line(depth, "{ const int64_t " + x + " = " + stream_lo + "; loom_stream(&p0[" +
                   index_str(k, k.out_index) + "], orow, (" + stream_hi + " - " + stream_lo +
                   ") * (int64_t)sizeof(orow[0])); }");
+}
+
+// NOTE [Transpose tiles]: a store whose innermost loop writes contiguously while a load
+// walks that loop with a stride of a line or more, and walks the loop outside it
+// contiguously (a transposing copy), reads a new line for every element. When the lines
+// of one inner loop do not stay in L1 until the next outer index reads them again (512
+// lines or more), each is read from farther away once per element. Such a kernel walks
+// the two loops in square tiles: within a tile the load's lines are read once and then
+// from L1. Elementwise kernels only (no reductions, checks or extra outputs); preferred
+// to streaming stores. 1024x512 .t().contiguous(): 0.61 -> 0.31 ms. Returns the tile's
+// side, or 0.
+int Renderer::transpose_tile() const {
+  if (k.batched || k.scan_var >= 0 || k.out_dyn >= 0 || !k.extra.empty() || !k.checks.empty())
+    return 0;
+  std::vector<int> outs = output_vars();
+  if (outs.size() < 2) return 0;
+  const int xi = outs.back(), xo = outs[outs.size() - 2];
+  constexpr int kTile = 32, kMinLines = 512;
+  if (k.var_size[xi] < kMinLines || k.var_size[xo] < kTile / 2) return 0;
+  if (coef(k.out_index, xi) != 1) return 0;
+  bool strided = false;
+  for (const LNode& n : k.nodes) {
+    if (n.op == Op::Reduce || n.op == Op::Check || n.op == Op::Gather) return 0;
+    if (n.op != Op::Load) continue;
+    const int64_t step = std::abs(coef(n.index, xi)) * itemsize(n.dtype);
+    strided |= step >= 64 && coef(n.index, xo) == 1;
+  }
+  return strided ? kTile : 0;
+}
+
+// The output loops of a transposing store (see transpose_tile): the outer loops as usual,
+// then the last two in tiles of side `tile`; returns the body's depth.
+int Renderer::open_transpose_tiles(int tile, int depth) {
+  std::vector<int> outs = output_vars();
+  const int xi = outs.back(), xo = outs[outs.size() - 2];
+  const bool split = outs.size() == 2;  // the thread range is the outer tiled loop's
+  for (size_t i = 0; i + 2 < outs.size(); ++i) {
+    const std::string x = var_name(k, outs[i]);
+    if (i == 0)
+      line(depth++, "for (int64_t " + x + " = start; " + x + " < end; ++" + x + ") {");
+    else
+      line(depth++, loop(x, k.var_size[outs[i]]) + " {");
+  }
+  const std::string T = std::to_string(tile) + "LL";
+  auto tiles = [&](int v, const std::string& lo, const std::string& hi) {
+    const std::string x = var_name(k, v), xb = x + "b", xe = x + "e";
+    line(depth++, "for (int64_t " + xb + " = " + lo + "; " + xb + " < " + hi + "; " + xb +
+                      " += " + T + ") {");
+    line(depth, "const int64_t " + xe + " = " + hi + " - " + xb + " < " + T + " ? " + hi +
+                    " : " + xb + " + " + T + ";");
+  };
+  const std::string no = std::to_string(k.var_size[xo]) + "LL";
+  tiles(xo, split ? "start" : "0", split ? "end" : no);
+  tiles(xi, "0", std::to_string(k.var_size[xi]) + "LL");
+  const std::string o = var_name(k, xo), i = var_name(k, xi);
+  line(depth++, "for (int64_t " + o + " = " + o + "b; " + o + " < " + o + "e; ++" + o + ") {");
+  line(depth, "LOOM_IVDEP");
+  line(depth++, "for (int64_t " + i + " = " + i + "b; " + i + " < " + i + "e; ++" + i + ") {");
+  return depth;
 }
 
 }  // namespace loom::c_render

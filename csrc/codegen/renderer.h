@@ -129,6 +129,8 @@ struct Renderer {
   // render_layout.cpp: how the loops walk memory.
   int column_tile() const;
   void render_column_tiles(int tile, int depth);
+  int transpose_tile() const;
+  int open_transpose_tiles(int tile, int depth);
   bool loads_contiguous(int id, int v) const;
   bool loads_below(int id, int target) const;
   void plan_row_caches(const ReducePlacement& hoist);

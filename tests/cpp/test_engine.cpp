@@ -386,3 +386,21 @@ TEST(Codegen, ColumnSumsWithPerRowTermsAreTiled) {
   collapse_loops(rows);
   EXPECT_EQ(render_c(rows).find("x0b"), std::string::npos);
 }
+
+// NOTE [Transpose tiles]: a transposing copy whose inner loop would read more lines than
+// L1 keeps walks its last two loops in tiles; a short inner loop, or a copy that reads
+// along its inner loop, does not.
+TEST(Codegen, TransposingCopiesAreTiled) {
+  auto x_owner = make_f32(std::vector<float>(64 * 1024, 1.0f));
+  auto render = [&](int64_t rows, int64_t cols, bool transposed) {
+    // rows x cols, read from a cols x rows array when transposed
+    View v = transposed ? View{{rows, cols}, {1, rows}, 0} : View::contiguous({rows, cols});
+    NodeRef x = read(*x_owner, DType::Float32, v);
+    LKernel k = lower_store(View::contiguous(x->shape), DType::Float32, x, nullptr);
+    collapse_loops(k);
+    return render_c(k);
+  };
+  EXPECT_NE(render(64, 1024, true).find("x0b"), std::string::npos);
+  EXPECT_EQ(render(1024, 64, true).find("x0b"), std::string::npos);  // 64 lines stay in L1
+  EXPECT_EQ(render(64, 1024, false).find("x0b"), std::string::npos);
+}
