@@ -42,6 +42,7 @@ MetricsSnapshot snapshot() {
       {"cache_hits", m.cache_hits.load()},
       {"plan_hits", m.plan_hits.load()},
       {"cohort_stores", m.cohort_stores.load()},
+      {"sibling_stores", m.sibling_stores.load()},
       {"reductions_recomputed", m.reductions_recomputed.load()},
       {"disk_hits", m.disk_hits.load()},
       {"disk_rejects", m.disk_rejects.load()},

@@ -81,9 +81,9 @@ int Renderer::column_tile() const {
           if (uses_var(int(j), v)) return 0;
     if (!loads_contiguous(n.src[0], xi)) return 0;
     // Column-shaped: some load walks the outputs contiguously and the reduced axis with a
-    // stride (or not at all), and none walks the reduced axis contiguously while varying with the outputs.
-    // Loads of the reduced axis alone (layer norm's per-row statistics under its weight's
-    // gradient) are the same for a whole block.
+    // stride (or not at all), and none walks the reduced axis contiguously while varying
+    // with the outputs. Loads of the reduced axis alone (layer norm's per-row statistics
+    // under its weight's gradient) are the same for a whole block.
     const int r = n.vars.back();
     const bool strided = any_below(n.src[0], [&](int j) {
       const LNode& l = k.nodes[j];

@@ -22,6 +22,7 @@ struct Metrics {
   std::atomic<int64_t> plan_hits{0};
   // Values stored by a kernel beside its own output (NOTE [Cohorts] in schedule/fuse.cpp).
   std::atomic<int64_t> cohort_stores{0};
+  std::atomic<int64_t> sibling_stores{0};  // NOTE [Sibling stores]
   // Kernels run that compute a reduction again for loops it does not depend on (NOTE
   // [Hoisted reductions] in codegen/kernel.h): the scheduler keeps such reductions out of
   // the kernels reading them, so any is a slow schedule.

@@ -133,6 +133,7 @@ struct Fuser {
   ReductionMemo reduction_memo, per_element_memo;
   int budget = kMaxFusedNodes;
   const Node* keep = nullptr;
+  NodeSet siblings;  // pending stores inlined although their buffers live on
   bool inline_broadcasts = false, inlined = false;
   // References to each node from inside the expressions this fusion handles (the value
   // and every producer inlined into it), and from their holders: a load referenced more
@@ -235,7 +236,8 @@ struct Fuser {
     if (!is_dense_cover(sv, flat->shape[0] / itemsize(flat->dtype))) return nullptr;
     const NodeRef& value = flat->src[1];
     if (value->op == Op::Scan) return nullptr;
-    if (stores_rather_than_inlines(load, flat.get(), value)) return nullptr;
+    if (!siblings.count(flat.get()) && stores_rather_than_inlines(load, flat.get(), value))
+      return nullptr;
     // A value with reductions inside is inlined only where each element is read once:
     // otherwise its reductions would run again for every repeated read. A broadcast read
     // may be inlined when the caller checks where the reductions land (see fuse.h).
@@ -510,7 +512,8 @@ void set_cohort_stored(const CohortValue& c, std::shared_ptr<Memory> mem) {
 }
 
 NodeRef fuse(const NodeRef& value, const Node* keep, bool inline_broadcasts, bool* inlined,
-             bool store_shared_parts, std::vector<CohortValue>* cohort) {
+             bool store_shared_parts, std::vector<CohortValue>* cohort,
+             std::vector<SiblingStore>* siblings) {
   thread_local Fuser* innermost = nullptr;
   Fuser f;
   f.outer = innermost;
@@ -521,8 +524,13 @@ NodeRef fuse(const NodeRef& value, const Node* keep, bool inline_broadcasts, boo
   } restore{f.outer};
   f.keep = keep;
   f.inline_broadcasts = inline_broadcasts;
+  if (siblings)
+    for (const SiblingStore& s : *siblings) f.siblings.insert(s.flat.get());
   f.count_refs(value, 1);  // the node being realized holds the value
   NodeRef r = f.visit(value);
+  if (siblings)  // the memo gives each the node inlined into the value
+    for (SiblingStore& s : *siblings)
+      if (!s.flat->realized) s.value = f.visit(s.flat->src[1]);
   NodeSet seen;
   if (store_shared_parts && is_statistic(r.get(), numel(r->shape), seen)) {
     NodeMap<NodeRef> done;

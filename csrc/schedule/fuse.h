@@ -25,9 +25,18 @@ struct CohortValue {
   NodeRef fused;   // as fusion rewrote it
   NodeRef value;   // fused, in the shape of the value stored
 };
+// With `siblings` (NOTE [Sibling stores] in realize.cpp), loads of each sibling's pending
+// store inline its value although its buffer lives on, and each still pending afterwards
+// gets its value as fused here (shared with the copy inlined), for the caller to store.
+struct SiblingStore {
+  NodeRef flat;                 // the sibling's pending store
+  NodeRef value;                // its value, fused
+  std::shared_ptr<Memory> mem;  // where the kernel stores it
+};
 NodeRef fuse(const NodeRef& value, const Node* keep = nullptr, bool inline_broadcasts = false,
              bool* inlined = nullptr, bool store_shared_parts = false,
-             std::vector<CohortValue>* cohort = nullptr);
+             std::vector<CohortValue>* cohort = nullptr,
+             std::vector<SiblingStore>* siblings = nullptr);
 
 // After a kernel stored `c.value` contiguously into `mem`: the member's storage.
 void set_cohort_stored(const CohortValue& c, std::shared_ptr<Memory> mem);

@@ -567,3 +567,31 @@ class TestIndexWrites:
             return dict(a=a, alias=alias)
         cpu_and_loom(program)
         assert loom.metrics()["fallbacks"] == {}
+
+
+@pytest.mark.parametrize("case", ["flip", "transpose", "roll", "permute", "shifted", "live"])
+def test_in_place_reading_its_old_value_reindexed(case):
+    # The old value is read through a pending expression that moves elements (a flip of
+    # `p * 2`): the write must not reuse p's memory while other elements still read it.
+    def run(dev):
+        p = torch.arange(64.0).reshape(8, 8).to(dev)
+        if dev != "cpu":
+            loom.sync()
+        if case == "flip":
+            p.add_((p * 2).flip(0))
+        elif case == "transpose":
+            p.mul_((p + 1).t())
+        elif case == "roll":
+            p.sub_((p * 3).roll(5))
+        elif case == "permute":
+            p.copy_((p - 1).view(8, 2, 4).permute(0, 2, 1).reshape(8, 8))
+        elif case == "shifted":
+            p[1:].add_((p * 2)[:-1])
+        else:  # a live intermediate, stored beside the write (NOTE [Sibling stores])
+            q = (p * 2).flip(1)
+            p.add_(q)
+            return p.cpu(), q.cpu()
+        return (p.cpu(),)
+
+    for want, got in zip(run("cpu"), run(D)):
+        assert torch.equal(got, want)
