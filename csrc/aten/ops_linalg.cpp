@@ -50,7 +50,9 @@ NodeRef gemm_call(const NodeRef& a, const NodeRef& b, const Shape& batch, DType 
   const Shape a_batch(a->shape.begin(), a->shape.begin() + long(r));
   const Shape b_batch(b->shape.begin(), b->shape.begin() + long(r));
   auto call = std::make_shared<ExternCall>();
-  call->name = "gemm";
+  // Named with its shape for LOOM_DEBUG=2: batch count, then m x k x n.
+  call->name = "gemm " + std::to_string(count) + "x" + std::to_string(m) + "x" +
+               std::to_string(k) + "x" + std::to_string(n);
   const int64_t row = n + 2 * margin;
   call->out_nbytes = {std::max<int64_t>(count * m * row, 1) * itemsize(t)};
   call->accepts = [](size_t, const View& v) { return blas_view(v); };

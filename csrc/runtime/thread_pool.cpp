@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -23,15 +24,27 @@ namespace {
 // Spinning uses `pause` and gives up after a fixed time, so an idle or overloaded machine
 // loses little.
 //
-// The time is 1 ms. On the development VM a sleeping worker took 0.3-0.8 ms to start a
-// job (a kernel over 4 MB: 0.23 ms with the worker spinning, 0.5-1.0 ms after it slept),
-// and between the kernels of a CNN step the host fuses the next one, often for longer
-// than the 0.06 ms the pool used to spin (4000 pauses of 15 ns here; the count was tuned
-// where a pause took 28). Spinning 1 ms took the CNN step's median from 34.1-34.4 to
-// 29.0-31.8 ms (builds alternated). A realization also wakes sleeping workers as it
-// starts (wake_workers), so that their wake-up overlaps the host's work before the first
-// kernel.
-constexpr auto kSpinTime = std::chrono::microseconds(1000);
+// On the development VM a sleeping worker takes 0.3-0.8 ms to start a job (a virtual CPU
+// that halted is woken through the hypervisor): a kernel over 4 MB took 0.23 ms with the
+// worker spinning and 0.5-1.0 ms after it slept, and a product split in two ran on the
+// caller alone when the worker came late. Spinning 1 ms (not 0.06) took the CNN step's
+// median from 34.1-34.4 to 29.0-31.8 ms. But the host also records a training step's ops
+// between realizations for several milliseconds (a GPT forward, the backward up to the
+// graph bound), and after each such gap the worker slept: a GPT step's generated kernels
+// took 8.2 ms and its products ran at half their speed alone (the weight gradient of its
+// 512x1024x128 product 1.15 ms against 0.55-0.6). The time is now 20 ms, about what
+// libgomp's default spin (300000 pauses) gives eager's OpenMP threads: GPT step medians,
+// spin times alternated four times, 40.4-51.1 ms at 1 ms, 35.4-45.6 at 5, 34.8-41.3 at 20;
+// kernels 8.2 -> 4.9 ms. LOOM_SPIN_US sets it (0: sleep at once), read once. A
+// realization also wakes sleeping workers as it starts (wake_workers), so that their
+// wake-up overlaps the host's work before the first kernel.
+std::chrono::microseconds spin_time() {
+  static const std::chrono::microseconds t = [] {
+    const char* e = std::getenv("LOOM_SPIN_US");
+    return std::chrono::microseconds(e && *e ? std::max(0L, std::atol(e)) : 20000L);
+  }();
+  return t;
+}
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -39,10 +52,10 @@ inline void cpu_relax() {
 #endif
 }
 
-// Calls `pause` until `done()` or kSpinTime has passed; returns done().
+// Calls `pause` until `done()` or spin_time() has passed; returns done().
 template <typename Done>
 bool spin_until(Done done) {
-  const auto deadline = std::chrono::steady_clock::now() + kSpinTime;
+  const auto deadline = std::chrono::steady_clock::now() + spin_time();
   for (;;) {
     for (int i = 0; i < 32; ++i) {
       if (done()) return true;
@@ -59,7 +72,7 @@ class Pool {
   }
   int size() const { return int(workers_.size()) + 1; }
 
-  // Sleeping workers start spinning (and sleep again after kSpinTime without a job).
+  // Sleeping workers start spinning (and sleep again after spin_time() without a job).
   void wake() {
     if (sleeping_.load(std::memory_order_acquire) == 0) return;
     {
@@ -145,6 +158,8 @@ Pool& pool() {
 int num_threads() { return pool().size(); }
 
 void wake_workers() { pool().wake(); }
+
+int64_t spin_us() { return spin_time().count(); }
 
 void run_parallel(KernelFn fn, char** bufs, int64_t n, int64_t grain) {
   if (n <= 0) return;

@@ -14,5 +14,7 @@ int num_threads();
 // Workers that sleep start spinning for a job (NOTE [Spinning pool]): a realization calls
 // it as it starts, so their wake-up overlaps its host work before the first kernel.
 void wake_workers();
+// How long an idle worker spins before it sleeps (LOOM_SPIN_US, default 20 ms).
+int64_t spin_us();
 
 }  // namespace loom

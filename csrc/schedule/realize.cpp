@@ -584,11 +584,16 @@ void realize_value(const NodeRef& flat) {
 }
 
 namespace {
-const bool g_bound_installed = (set_bound_hook([](Buffer& b) { realize_value(b.value()); }), true);
+const bool g_bound_installed = (set_bound_hook([](Buffer& b) {
+                                  wake_workers();
+                                  realize_value(b.value());
+                                }),
+                                true);
 }  // namespace
 
 void realize(Buffer& b) {
   std::lock_guard<std::recursive_mutex> g(engine_mutex());
+  if (!b.value()->realized) wake_workers();
   realize_value(b.value());
 }
 
@@ -601,6 +606,7 @@ void realize_all() {
 
 const void* realized_data(Buffer& b) {
   std::lock_guard<std::recursive_mutex> g(engine_mutex());
+  if (!b.value()->realized) wake_workers();
   realize_value(b.value());
   return b.value()->realized->data;
 }

@@ -26,12 +26,14 @@ TEST(Pool, EveryIndexOnceAcrossSleepsAndWakes) {
   constexpr int64_t n = 4096;
   std::vector<std::atomic<int>> marks(n);
   char* bufs[1] = {reinterpret_cast<char*>(marks.data())};
+  // Long enough for the workers to fall asleep.
+  const auto idle = std::chrono::microseconds(loom::spin_us() * 3 / 2 + 2000);
   for (int round = 0; round < 24; ++round) {
     for (auto& m : marks) m.store(0);
     g_sum.store(0);
-    if (round % 3 == 1) std::this_thread::sleep_for(std::chrono::milliseconds(3));  // asleep
+    if (round % 3 == 1) std::this_thread::sleep_for(idle);  // asleep
     if (round % 3 == 2) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(3));
+      std::this_thread::sleep_for(idle);
       loom::wake_workers();
       if (round % 2 == 0) loom::wake_workers();
     }
