@@ -58,8 +58,7 @@ bool Renderer::loads_contiguous(int id, int v) const {
 // contiguous inputs and vectorizes), then the epilogue and store run over the block.
 // Returns the tile's size, or 0 when the kernel is not shaped for it.
 int Renderer::column_tile() const {
-  if (k.batched || k.out_dyn >= 0 || k.scan_var >= 0 || k.check_in_reduce || !k.extra.empty())
-    return 0;
+  if (k.batched || k.out_dyn >= 0 || k.scan_var >= 0 || k.check_in_reduce) return 0;
   std::vector<int> outs = output_vars();
   if (outs.empty()) return 0;
   const int xi = outs.back();
@@ -149,6 +148,11 @@ void Renderer::render_column_tiles(int tile, int depth) {
     for (auto& [id, name] : accs) scopes.back()[id] = name;
     std::string v = emit(k.root, depth);
     line(depth, "p0[" + index_str(k, k.out_index) + "] = " + c_store(k.out_dtype, v) + ";");
+    for (const LOutput& o : k.extra) {  // outputs beside it (cohorts, siblings)
+      std::string e = emit(o.root, depth);
+      line(depth, "p" + std::to_string(o.param) + "[" + index_str(k, o.index) +
+                      "] = " + c_store(o.dtype, e) + ";");
+    }
     scopes.pop_back();
     line(--depth, "}");
     scopes.pop_back();

@@ -406,3 +406,33 @@ TEST(Codegen, TransposingCopiesAreTiled) {
   EXPECT_EQ(render(1024, 64, true).find("x0b"), std::string::npos);  // 64 lines stay in L1
   EXPECT_EQ(render(64, 1024, false).find("x0b"), std::string::npos);
 }
+
+// A column sum stored with outputs beside it (an optimizer kernel whose parameter update
+// sums the bias gradient, storing the moments beside it: NOTE [Sibling stores]) keeps
+// its column tiles, and stores every output in the block's epilogue.
+TEST(Codegen, ColumnTilesStoreOutputsBeside) {
+  std::vector<float> host(64 * 32);
+  for (size_t i = 0; i < host.size(); ++i) host[i] = float(i % 7) - 3.0f;
+  auto x_owner = make_f32(host);
+  auto m_owner = make_f32(std::vector<float>(32, 0.5f));
+  Shape s{64, 32}, row{1, 32};
+  NodeRef x = load_all(*x_owner, s);
+  NodeRef sum = reduce(ReduceKind::Sum, x, {0}, DType::Float32);
+  NodeRef m = read(*m_owner, DType::Float32, View::contiguous(row));
+  NodeRef moment = binary(Op::Add, m, sum);  // stored beside the update
+  NodeRef update = binary(Op::Mul, moment, constant(Scalar::of_float(2.0), DType::Float32, row));
+  auto out = allocate_memory(32 * 4), beside = allocate_memory(32 * 4);
+  std::vector<ExtraStore> extra{{View::contiguous(row), DType::Float32, moment, beside}};
+  LKernel k = lower_store(View::contiguous(row), DType::Float32, update, out, extra);
+  collapse_loops(k);
+  EXPECT_NE(render_c(k).find("x0b"), std::string::npos);
+  run_store_kernel(View::contiguous(row), DType::Float32, update, out, extra);
+  const float* o = static_cast<const float*>(out->data);
+  const float* b = static_cast<const float*>(beside->data);
+  for (int j = 0; j < 32; ++j) {
+    float want = 0.5f;
+    for (int i = 0; i < 64; ++i) want += host[size_t(i * 32 + j)];
+    EXPECT_EQ(b[j], want) << j;
+    EXPECT_EQ(o[j], 2.0f * want) << j;
+  }
+}
