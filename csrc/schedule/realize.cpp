@@ -150,6 +150,28 @@ std::shared_ptr<Memory> copy_of(const Node* flat) {
   return mem;
 }
 
+// Walks the nodes below `root` once each, depth first: `visit(n, more)` pushes onto `more`
+// the nodes to walk next, or returns false to stop. Returns false when stopped or when
+// more than `limit` nodes were met.
+template <typename Visit>
+bool walk_within(const Node* root, size_t limit, Visit visit) {
+  NodeSet seen;
+  std::vector<const Node*> stack{root};
+  while (!stack.empty()) {
+    const Node* n = stack.back();
+    stack.pop_back();
+    if (!seen.insert(n)) continue;
+    if (seen.size() > limit || !visit(n, stack)) return false;
+  }
+  return true;
+}
+
+bool elementwise_op(Op op) {
+  const OpKind kind = op_kind(op);
+  return op != Op::Check &&
+         (kind == OpKind::Unary || kind == OpKind::Binary || kind == OpKind::Ternary);
+}
+
 // NOTE [Sibling stores]: an optimizer step leaves, per parameter, pending whole writes of
 // buffers that live on (the clipped gradient, the two moments, the parameter), each read
 // by the next at its own elements. Each was a kernel of its own (NOTE [Live state]): four
@@ -165,22 +187,12 @@ constexpr size_t kMaxSiblings = 8;
 constexpr size_t kMaxSiblingNodes = 64;
 
 bool elementwise_value(const Node* value) {
-  NodeSet seen;
-  std::vector<const Node*> stack{value};
-  while (!stack.empty()) {
-    const Node* n = stack.back();
-    stack.pop_back();
-    if (!seen.insert(n)) continue;
-    if (seen.size() > kMaxSiblingNodes) return false;
-    const OpKind kind = op_kind(n->op);
-    if (n->op == Op::Load || n->op == Op::Const || n->op == Op::Iota) continue;
-    if (n->op == Op::Check ||
-        !(kind == OpKind::Unary || kind == OpKind::Binary || kind == OpKind::Ternary ||
-          n->op == Op::Reindex))
-      return false;
-    for (const auto& src : n->src) stack.push_back(src.get());
-  }
-  return true;
+  return walk_within(value, kMaxSiblingNodes, [](const Node* n, std::vector<const Node*>& more) {
+    if (n->op == Op::Load || n->op == Op::Const || n->op == Op::Iota) return true;
+    if (!elementwise_op(n->op) && n->op != Op::Reindex) return false;
+    for (const auto& src : n->src) more.push_back(src.get());
+    return true;
+  });
 }
 
 std::vector<SiblingStore> sibling_stores(const Node* v) {
@@ -209,9 +221,7 @@ std::vector<SiblingStore> sibling_stores(const Node* v) {
       stack.push_back(flat->src[1].get());
       continue;
     }
-    const OpKind kind = op_kind(n->op);
-    if (n->op != Op::Check &&
-        (kind == OpKind::Unary || kind == OpKind::Binary || kind == OpKind::Ternary))
+    if (elementwise_op(n->op))
       for (const auto& src : n->src) stack.push_back(src.get());
   }
   return out;
@@ -432,48 +442,29 @@ bool is_partial_store(const Node* n) {
 // x[i]`), which fusion inlines without running anything.
 bool loads_are_batchable(const Node* value, const Node* prev, const View& view, DType dtype,
                          bool& fusable) {
-  NodeSet seen;
-  std::vector<const Node*> stack{value};
-  while (!stack.empty()) {
-    const Node* n = stack.back();
-    stack.pop_back();
-    if (!seen.insert(n)) continue;
-    if (seen.size() > kMaxBatchValueNodes) return false;
-    switch (op_kind(n->op)) {
-      case OpKind::Move: {
-        if (n->op != Op::Load) {
-          if (n->op != Op::Reindex) return false;
-          break;
-        }
-        const Node* flat = n->src[0].get();
-        if (flat == prev) {
-          if (n->dtype != dtype) return false;  // the batched kernel reads p0 in one dtype
-          if (!(n->view() == view) && !disjoint(n->view(), view)) return false;
-        } else if (!flat->realized) {
-          // A pending producer over the whole of another storage inlines when its own
-          // value qualifies (its loads of `prev` then keep their views).
-          bool inlines = flat->op == Op::Store && flat->dtype == n->dtype &&
-                         is_dense_cover(flat->view(), flat->shape[0] / itemsize(flat->dtype));
-          if (!inlines) return false;
-          fusable = true;
-          stack.push_back(flat->src[1].get());
-        }
-        continue;
+  return walk_within(value, kMaxBatchValueNodes, [&](const Node* n,
+                                                     std::vector<const Node*>& more) {
+    if (n->op == Op::Load) {
+      const Node* flat = n->src[0].get();
+      if (flat == prev) {
+        if (n->dtype != dtype) return false;  // the batched kernel reads p0 in one dtype
+        return n->view() == view || disjoint(n->view(), view);
       }
-      case OpKind::Leaf:
-        if (n->op != Op::Const && n->op != Op::Iota) return false;
-        continue;
-      case OpKind::Unary:
-      case OpKind::Binary:
-      case OpKind::Ternary:
-        if (n->op == Op::Check) return false;
-        break;
-      default:
+      if (flat->realized) return true;
+      // A pending producer over the whole of another storage inlines when its own value
+      // qualifies (its loads of `prev` then keep their views).
+      if (flat->op != Op::Store || flat->dtype != n->dtype ||
+          !is_dense_cover(flat->view(), flat->shape[0] / itemsize(flat->dtype)))
         return false;
+      fusable = true;
+      more.push_back(flat->src[1].get());
+      return true;
     }
-    for (const auto& s : n->src) stack.push_back(s.get());
-  }
-  return true;
+    if (op_kind(n->op) == OpKind::Leaf) return n->op == Op::Const || n->op == Op::Iota;
+    if (n->op != Op::Reindex && !elementwise_op(n->op)) return false;
+    for (const auto& s : n->src) more.push_back(s.get());
+    return true;
+  });
 }
 
 // Whether `store` (over `prev`) may join a batch; inlines its constant fills if so.
@@ -493,20 +484,13 @@ bool is_small_fill(const Node* n) {
   if (n->op != Op::Store || n->realized || numel(n->view().sizes) > (int64_t(1) << 16) ||
       !is_dense_cover(n->view(), n->shape[0] / itemsize(n->dtype)))
     return false;
-  NodeSet seen;
-  std::vector<const Node*> stack{n->src[1].get()};
-  while (!stack.empty()) {
-    const Node* v = stack.back();
-    stack.pop_back();
-    if (!seen.insert(v)) continue;
-    OpKind kind = op_kind(v->op);
-    bool ok = v->op == Op::Const || v->op == Op::Iota || v->op == Op::Reindex ||
-              ((kind == OpKind::Unary || kind == OpKind::Binary || kind == OpKind::Ternary) &&
-               v->op != Op::Check);
-    if (!ok || seen.size() > kMaxBatchValueNodes) return false;
-    for (const auto& s : v->src) stack.push_back(s.get());
-  }
-  return true;
+  return walk_within(n->src[1].get(), kMaxBatchValueNodes,
+                     [](const Node* v, std::vector<const Node*>& more) {
+                       const bool ok = v->op == Op::Const || v->op == Op::Iota ||
+                                       v->op == Op::Reindex || elementwise_op(v->op);
+                       for (const auto& s : v->src) more.push_back(s.get());
+                       return ok;
+                     });
 }
 
 // Realizes chain[i] (bottom) and the stores above it as one batched kernel when at least

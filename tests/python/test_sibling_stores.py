@@ -10,6 +10,16 @@ import loom
 D = loom.device
 
 
+def counted(fn):
+    """Kernels run and sibling stores made by fn() and its realization alone."""
+    loom.sync()
+    loom.reset_metrics()
+    fn()
+    loom.sync()
+    m = loom.metrics()
+    return m["kernels_run"], m["sibling_stores"]
+
+
 def train(dev, make_opt, steps=3, clip=True):
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(),
@@ -22,14 +32,10 @@ def train(dev, make_opt, steps=3, clip=True):
         ((model(x) - y) ** 2).mean().backward()
         if clip:
             torch.nn.utils.clip_grad_norm_(model.parameters(), 0.5)
-        if dev != "cpu":
-            loom.sync()
-            loom.reset_metrics()
-        opt.step()
-        if dev != "cpu":
-            loom.sync()
-            m = loom.metrics()
-            counts.append((m["kernels_run"], m["sibling_stores"]))
+        if dev == "cpu":
+            opt.step()
+        else:
+            counts.append(counted(opt.step))
     state = [t.cpu() for s in opt.state.values() for t in s.values() if torch.is_tensor(t)]
     return [p.detach().cpu() for p in model.parameters()] + state, counts
 
