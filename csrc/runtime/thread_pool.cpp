@@ -24,20 +24,20 @@ namespace {
 // Spinning uses `pause` and gives up after a fixed time, so an idle or overloaded machine
 // loses little.
 //
-// On the development VM a sleeping worker takes 0.3-0.8 ms to start a job (a virtual CPU
-// that halted is woken through the hypervisor): a kernel over 4 MB took 0.23 ms with the
+// On the development VM a sleeping worker takes 0.3-0.8 ms to start a job (a halted virtual
+// CPU, presumably, woken by its hypervisor): a kernel over 4 MB took 0.23 ms with the
 // worker spinning and 0.5-1.0 ms after it slept, and a product split in two ran on the
 // caller alone when the worker came late. Spinning 1 ms (not 0.06) took the CNN step's
 // median from 34.1-34.4 to 29.0-31.8 ms. But the host also records a training step's ops
 // between realizations for several milliseconds (a GPT forward, the backward up to the
 // graph bound), and after each such gap the worker slept: a GPT step's generated kernels
 // took 8.2 ms and its products ran at half their speed alone (the weight gradient of its
-// 512x1024x128 product 1.15 ms against 0.55-0.6). The time is now 20 ms, about what
-// libgomp's default spin (300000 pauses) gives eager's OpenMP threads: GPT step medians,
-// spin times alternated four times, 40.4-51.1 ms at 1 ms, 35.4-45.6 at 5, 34.8-41.3 at 20;
-// kernels 8.2 -> 4.9 ms. LOOM_SPIN_US sets it (0: sleep at once), read once. A
-// realization also wakes sleeping workers as it starts (wake_workers), so that their
-// wake-up overlaps the host's work before the first kernel.
+// 512x1024x128 product 1.15 ms against 0.55-0.6). The time is now 20 ms, of the order of
+// libgomp's default spin for eager's OpenMP threads (GOMP_SPINCOUNT, 300000 iterations; not
+// timed here). GPT step medians, spin times alternated four times: 40.4-51.1 ms at 1 ms,
+// 35.4-45.6 at 5, 34.8-41.3 at 20; its kernels 8.2 -> 4.9 ms. LOOM_SPIN_US sets it (0:
+// sleep at once), read once. A realization also wakes sleeping workers as it starts
+// (wake_workers), so that their wake-up overlaps the host's work before the first kernel.
 std::chrono::microseconds spin_time() {
   static const std::chrono::microseconds t = [] {
     const char* e = std::getenv("LOOM_SPIN_US");
