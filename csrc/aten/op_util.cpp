@@ -236,6 +236,12 @@ bool check_now(const at::Tensor& index, int64_t size, bool wrap, bool index_erro
   TORCH_CHECK(false, text);
 }
 
+NodeRef checked_now(const at::Tensor& index, const NodeRef& value, int64_t size, bool wrap,
+                    bool index_error, const std::string& message, std::optional<int64_t> skip) {
+  if (check_now(index, size, wrap, index_error, message, skip)) return value;
+  return checked(value, size, wrap, index_error, message);
+}
+
 std::string bounds_message(int64_t dim, int64_t size, const char* prefix) {
   return std::string(prefix) + "index {} is out of bounds for dimension " + std::to_string(dim) +
          " with size " + std::to_string(size);

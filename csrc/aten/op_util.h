@@ -84,6 +84,11 @@ std::string bounds_message(int64_t dim, int64_t size, const char* prefix = "");
 // reader keeps the value it recorded).
 bool check_now(const at::Tensor& index, int64_t size, bool wrap, bool index_error,
                const std::string& message, std::optional<int64_t> skip = std::nullopt);
+// `value` (the Int64 values of `index`, as the op reads them) checked against `size` as
+// `checked` does, after check_now: unchanged when check_now saw every value in range.
+NodeRef checked_now(const at::Tensor& index, const NodeRef& value, int64_t size, bool wrap,
+                    bool index_error, const std::string& message,
+                    std::optional<int64_t> skip = std::nullopt);
 
 }  // namespace loom::aten
 

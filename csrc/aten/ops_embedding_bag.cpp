@@ -76,8 +76,7 @@ void check_arguments(const Tensor& weight, const Tensor& indices, const Tensor& 
 NodeRef checked_indices(const Tensor& indices, int64_t rows) {
   const std::string msg =
       "embedding_bag: Expected idx >= 0 && idx < num_embeddings but found idx to be {}";
-  NodeRef i = index_value(indices, {indices.numel()});
-  return check_now(indices, rows, false, false, msg) ? i : checked(i, rows, false, false, msg);
+  return checked_now(indices, index_value(indices, {indices.numel()}), rows, false, false, msg);
 }
 
 // Row `row` (Int64 values of any shape s) of a 2-d tensor at column iota along `col_axis`.
@@ -358,8 +357,7 @@ Tensor& embedding_renorm(Tensor& self, const Tensor& indices, double max_norm, d
   EngineLock g(engine_mutex());
   const std::string msg = bounds_message(0, rows);
   Tensor flat = indices.reshape({n});
-  NodeRef k = index_value(flat, {n});
-  if (!check_now(flat, rows, true, true, msg)) k = checked(k, rows, true, true, msg);
+  NodeRef k = checked_now(flat, index_value(flat, {n}), rows, true, true, msg);
   k = where(binary(Op::Lt, k, int_const(0, {n})), k + int_const(rows, {n}), k);
   Tensor named = empty_loom({rows}, at::kBool);
   assign(named, constant(loom::Scalar::of_int(0), DType::Bool, {rows}));

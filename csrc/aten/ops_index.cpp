@@ -165,9 +165,8 @@ NodeRef advanced_index(const Tensor& self, const std::vector<c10::optional<Tenso
       continue;
     }
     std::string msg = bounds_message(d, self.size(d));
-    const bool plain = check_now(*idx[d], self.size(d), true, true, msg);
     NodeRef i = reindex(index_value(*idx[d], b), shape, to_result);
-    coord.push_back(plain ? i : checked(i, self.size(d), true, true, msg));
+    coord.push_back(checked_now(*idx[d], i, self.size(d), true, true, msg));
   }
   return storage_index(self, coord);
 }
@@ -280,9 +279,8 @@ std::vector<NodeRef> unravel(NodeRef lin, c10::IntArrayRef sizes) {
 NodeRef take_index(const Tensor& self, const Tensor& index) {
   std::string msg = "out of range: tried to access index {} on a tensor of " +
                     std::to_string(self.numel()) + " elements.";
-  const bool plain = check_now(index, self.numel(), true, true, msg);
-  NodeRef lin = index_value(index, shape_of(index.sizes()));
-  if (!plain) lin = checked(lin, self.numel(), true, true, msg);
+  NodeRef values = index_value(index, shape_of(index.sizes()));
+  NodeRef lin = checked_now(index, values, self.numel(), true, true, msg);
   if (self.dim() == 0) return binary(Op::Add, int_const(self.storage_offset(), lin->shape),
                                      binary(Op::Mul, lin, int_const(0, lin->shape)));
   return storage_index(self, unravel(lin, self.sizes()));
@@ -346,9 +344,8 @@ Tensor index_select_fn(const Tensor& self, int64_t dim, const Tensor& index) {
     along.dim_of.push_back(j == dim ? 0 : -1);
     along.mult.push_back(j == dim ? 1 : 0);
   }
-  const bool plain = check_now(index, self.size(dim), false, true, "index out of range in self");
   NodeRef i = reindex(index_value(index.reshape({-1}), {index.numel()}), shape, along);
-  coord[dim] = plain ? i : checked(i, self.size(dim), false, true, "index out of range in self");
+  coord[dim] = checked_now(index, i, self.size(dim), false, true, "index out of range in self");
   assign(out, gather(buffer_of(self), to_loom(self.scalar_type()), storage_index(self, coord)));
   return out;
 }

@@ -298,8 +298,7 @@ Tensor& embedding_dense_backward_out(const Tensor& grad, const Tensor& indices,
   const std::string msg =
       "index {} is out of bounds for dimension 0 with size " + std::to_string(num_weights);
   Tensor idx = indices.reshape({n});
-  NodeRef k = index_value(idx, {n});  // {n}
-  if (!check_now(idx, num_weights, false, true, msg)) k = checked(k, num_weights, false, true, msg);
+  NodeRef k = checked_now(idx, index_value(idx, {n}), num_weights, false, true, msg);  // {n}
   Shape rows{n, d};
   IndexMap by_row{{0}, {0, -1}, {1, 0}};
   NodeRef value = read_tensor(grad.reshape({n, d}));

@@ -58,9 +58,8 @@ MarginTerms margin_terms(const Tensor& input, const Tensor& target,
   const Shape s{n}, s2{n, c};
   const IndexMap rows{{0}, {0, -1}, {1, 0}};
   Tensor x = input.reshape({n, c}), y = target.reshape({n});
-  NodeRef tg = cast(read_tensor(y), DType::Int64);
-  if (!check_now(y, c, false, false, "target out of range"))
-    tg = checked(tg, c, false, false, "target out of range");
+  NodeRef tg =
+      checked_now(y, cast(read_tensor(y), DType::Int64), c, false, false, "target out of range");
   NodeRef xt = gather(buffer_of(x), t, storage_index(x, {iota(DType::Int64, s, 0), tg}));
   NodeRef m = constant(Scalar::of_float(margin.toDouble()), t, s2);
   NodeRef z = (m - reindex(xt, s2, rows)) + cast(read_tensor(x), t);

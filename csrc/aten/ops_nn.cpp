@@ -146,8 +146,7 @@ NllTerms nll_terms(const Tensor& self, const Tensor& target, const c10::optional
   NodeRef tg = cast(read_tensor(target), DType::Int64);
   NodeRef ignored = binary(Op::Eq, tg, int_const(ignore_index, s));
   NodeRef safe = where(ignored, int_const(0, s), tg);
-  if (!check_now(target, c, false, true, "Target {} is out of bounds.", ignore_index))
-    safe = checked(safe, c, false, true, "Target {} is out of bounds.");
+  safe = checked_now(target, safe, c, false, true, "Target {} is out of bounds.", ignore_index);
   NodeRef w = constant(Scalar::of_int(1), t, s);
   if (weight.has_value() && weight->defined()) {
     Tensor wt = weight->is_contiguous() ? *weight : weight->contiguous();

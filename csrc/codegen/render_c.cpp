@@ -505,7 +505,7 @@ std::string Renderer::render(bool entry) {
   if (plain && hoist.ok) placement = &hoist;
   if (plain && hoist.ok) plan_row_caches(hoist);
   if (plain && hoist.ok && !k.check_in_reduce) plan_prefetch(hoist);
-  if (int tile = plain && !k.batched ? transpose_tile() : 0)
+  if (int tile = plain ? transpose_tile() : 0)
     depth = open_transpose_tiles(tile, depth);
   else
     depth = open_output_loops(k.scan_var < 0 && k.out_dyn < 0, depth, true,
@@ -546,17 +546,21 @@ std::string Renderer::render(bool entry) {
     std::string out = "p0[" + slotted(k.out_slot, k.out_index) + "]";
     std::string v = emit(k.root, depth);
     line(depth, out + " = " + c_store(k.out_dtype, v) + ";");
-    for (const LOutput& o : k.extra) {
-      std::string e = emit(o.root, depth);
-      line(depth, "p" + std::to_string(o.param) + "[" + index_str(k, o.index) +
-                      "] = " + c_store(o.dtype, e) + ";");
-    }
+    store_extras(depth);
   }
   scopes.resize(outer_scopes);
   while (depth > 1) line(--depth, "}");
   if (stream_chunk) line(1, "loom_sfence();");
   os << "}\n";
   return os.str();
+}
+
+void Renderer::store_extras(int depth) {
+  for (const LOutput& o : k.extra) {
+    std::string e = emit(o.root, depth);
+    line(depth, "p" + std::to_string(o.param) + "[" + index_str(k, o.index) +
+                    "] = " + c_store(o.dtype, e) + ";");
+  }
 }
 
 }  // namespace c_render

@@ -148,11 +148,7 @@ void Renderer::render_column_tiles(int tile, int depth) {
     for (auto& [id, name] : accs) scopes.back()[id] = name;
     std::string v = emit(k.root, depth);
     line(depth, "p0[" + index_str(k, k.out_index) + "] = " + c_store(k.out_dtype, v) + ";");
-    for (const LOutput& o : k.extra) {  // outputs beside it (cohorts, siblings)
-      std::string e = emit(o.root, depth);
-      line(depth, "p" + std::to_string(o.param) + "[" + index_str(k, o.index) +
-                      "] = " + c_store(o.dtype, e) + ";");
-    }
+    store_extras(depth);  // outputs beside it (cohorts, siblings)
     scopes.pop_back();
     line(--depth, "}");
     scopes.pop_back();

@@ -116,6 +116,8 @@ struct Renderer {
   int open_output_loops(bool ivdep, int depth = 1, bool all = true,
                         const ReducePlacement* hoist = nullptr);
   std::string emit(int id, int depth);
+  // Stores the kernel's outputs beside p0 (k.extra) at the current loop indices.
+  void store_extras(int depth);
   std::string emit_reduce(int id, int depth);
   int reduce_lanes(const LNode& n, ReduceKind kind, DType acc_t) const;
   DType reduce_acc_type(const LNode& n) const;

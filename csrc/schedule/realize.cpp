@@ -1,6 +1,7 @@
 #include "schedule/realize.h"
 
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 
@@ -202,28 +203,23 @@ std::vector<SiblingStore> sibling_stores(const Node* v) {
        !b->realized && (b->op == Op::Store || b->op == Op::Scatter); b = b->src[0].get())
     below.insert(b);
   const std::vector<int64_t>& sizes = v->view().sizes;
-  NodeSet seen;
-  std::vector<const Node*> stack{v->src[1].get()};
-  while (!stack.empty() && out.size() < kMaxSiblings) {
-    const Node* n = stack.back();
-    stack.pop_back();
-    if (!seen.insert(n)) continue;
+  walk_within(v->src[1].get(), SIZE_MAX, [&](const Node* n, std::vector<const Node*>& more) {
     if (n->op == Op::Load) {
       const Node* flat = n->src[0].get();
       if (flat->op != Op::Store || flat->realized || flat == v || below.count(flat) ||
           flat->dtype != n->dtype || !(flat->view() == n->view()) || flat->view().sizes != sizes ||
           !is_dense_cover(flat->view(), flat->shape[0] / itemsize(flat->dtype)))
-        continue;
+        return true;
       if (!flat->owner.expired()) {
-        if (!elementwise_value(flat->src[1].get())) continue;
+        if (!elementwise_value(flat->src[1].get())) return true;
         out.push_back({std::const_pointer_cast<Node>(flat->shared_from_this()), nullptr, nullptr});
       }
-      stack.push_back(flat->src[1].get());
-      continue;
+      more.push_back(flat->src[1].get());
+    } else if (elementwise_op(n->op)) {
+      for (const auto& src : n->src) more.push_back(src.get());
     }
-    if (elementwise_op(n->op))
-      for (const auto& src : n->src) stack.push_back(src.get());
-  }
+    return out.size() < kMaxSiblings;
+  });
   return out;
 }
 
@@ -556,6 +552,9 @@ void realize_value(const NodeRef& flat) {
     if (n->op != Op::Store && n->op != Op::Scatter) break;
     if (n->op == Op::Store && is_dense_cover(n->view(), n->shape[0] / itemsize(n->dtype))) break;
   }
+  // Sleeping pool workers wake while this realization fuses its first kernel (NOTE
+  // [Spinning pool]); a no-op when they spin.
+  if (!chain.empty()) wake_workers();
   for (size_t i = chain.size(); i-- > 0;) {
     if (chain[i]->realized) continue;
     size_t done = realize_batch(chain, i);
@@ -568,29 +567,22 @@ void realize_value(const NodeRef& flat) {
 }
 
 namespace {
-const bool g_bound_installed = (set_bound_hook([](Buffer& b) {
-                                  wake_workers();
-                                  realize_value(b.value());
-                                }),
-                                true);
+const bool g_bound_installed = (set_bound_hook([](Buffer& b) { realize_value(b.value()); }), true);
 }  // namespace
 
 void realize(Buffer& b) {
   std::lock_guard<std::recursive_mutex> g(engine_mutex());
-  if (!b.value()->realized) wake_workers();
   realize_value(b.value());
 }
 
 void realize_all() {
   std::lock_guard<std::recursive_mutex> g(engine_mutex());
-  wake_workers();
   for (Buffer* b : live_buffers())
     if (!b->value()->realized && b->value()->op != Op::Empty) realize_value(b->value());
 }
 
 const void* realized_data(Buffer& b) {
   std::lock_guard<std::recursive_mutex> g(engine_mutex());
-  if (!b.value()->realized) wake_workers();
   realize_value(b.value());
   return b.value()->realized->data;
 }
