@@ -44,6 +44,8 @@ MetricsSnapshot snapshot() {
       {"cohort_stores", m.cohort_stores.load()},
       {"sibling_stores", m.sibling_stores.load()},
       {"reductions_recomputed", m.reductions_recomputed.load()},
+      {"host_waits", m.host_waits.load()},
+      {"host_wait_us", m.host_wait_us.load()},
       {"disk_hits", m.disk_hits.load()},
       {"disk_rejects", m.disk_rejects.load()},
       {"kernels_unloaded", m.kernels_unloaded.load()},

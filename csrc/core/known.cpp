@@ -237,6 +237,7 @@ struct Folder {
     }
     Storage s{Values(size_t(count), 0), std::vector<bool>(size_t(count), false)};
     if (base->realized) {
+      await_writes(*base->realized);
       const char* p = static_cast<const char*>(base->realized->data);
       for (int64_t e = 0; e < count; ++e) s.v[size_t(e)] = read_element(p + e * itemsize(t), t);
       s.known.assign(size_t(count), true);

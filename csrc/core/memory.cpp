@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <new>
@@ -15,12 +16,22 @@ namespace {
 constexpr size_t kAlign = 64;
 constexpr size_t kMaxCached = size_t(4) << 30;
 
+struct Quarantined {
+  uint64_t after;  // the last task issued when the block was freed
+  size_t capacity;
+  void* data;
+};
+
 struct Cache {
   std::mutex mu;
   std::multimap<size_t, void*> free_blocks;  // capacity -> block
+  // Blocks freed while tasks were unfinished, in order of freeing (so of `after`).
+  std::deque<Quarantined> quarantine;
   size_t cached = 0;
   int64_t live_blocks = 0, live_bytes = 0, peak_bytes = 0;
 };
+
+void (*g_await_task)(uint64_t) = nullptr;
 
 Cache& cache() {
   static Cache* c = new Cache();  // leaked: memory may be freed during exit
@@ -36,7 +47,38 @@ size_t round_capacity(size_t n) {
   return (n + 4095) & ~size_t(4095);
 }
 
+// Caches a freed block, or frees it past kMaxCached; c.mu held.
+void keep_block(Cache& c, size_t capacity, void* data) {
+  if (c.cached + capacity <= kMaxCached) {
+    c.free_blocks.emplace(capacity, data);
+    c.cached += capacity;
+  } else {
+    std::free(data);
+  }
+}
+
+// Moves quarantined blocks whose tasks have finished to the cache; c.mu held.
+void release_quarantine(Cache& c) {
+  const uint64_t finished = task_counters().finished.load(std::memory_order_acquire);
+  while (!c.quarantine.empty() && c.quarantine.front().after <= finished) {
+    keep_block(c, c.quarantine.front().capacity, c.quarantine.front().data);
+    c.quarantine.pop_front();
+  }
+}
+
 }  // namespace
+
+TaskCounters& task_counters() {
+  static TaskCounters* t = new TaskCounters();  // leaked, as the cache
+  return *t;
+}
+
+void await_writes(const Memory& m) {
+  if (m.written_by > task_counters().finished.load(std::memory_order_acquire) && g_await_task)
+    g_await_task(m.written_by);
+}
+
+void set_await_hook(void (*await_task)(uint64_t)) { g_await_task = await_task; }
 
 std::shared_ptr<Memory> allocate_memory(size_t nbytes) {
   auto& c = cache();
@@ -45,6 +87,7 @@ std::shared_ptr<Memory> allocate_memory(size_t nbytes) {
   size_t want = round_capacity(std::max<size_t>(nbytes, 1));
   {
     std::lock_guard<std::mutex> g(c.mu);
+    if (!c.quarantine.empty()) release_quarantine(c);
     // Reuse a cached block no more than twice the size asked for.
     auto it = c.free_blocks.lower_bound(want);
     if (it != c.free_blocks.end() && it->first <= 2 * want) {
@@ -78,12 +121,13 @@ Memory::~Memory() {
   std::lock_guard<std::mutex> g(c.mu);
   c.live_blocks--;
   c.live_bytes -= int64_t(capacity);
-  if (c.cached + capacity <= kMaxCached) {
-    c.free_blocks.emplace(capacity, data);
-    c.cached += capacity;
-  } else {
-    std::free(data);
+  const uint64_t issued = task_counters().issued.load(std::memory_order_acquire);
+  if (issued > task_counters().finished.load(std::memory_order_acquire)) {
+    c.quarantine.push_back({issued, capacity, data});
+    return;
   }
+  if (!c.quarantine.empty()) release_quarantine(c);
+  keep_block(c, capacity, data);
 }
 
 void empty_memory_cache() {

@@ -27,6 +27,9 @@ struct Metrics {
   // [Hoisted reductions] in codegen/kernel.h): the scheduler keeps such reductions out of
   // the kernels reading them, so any is a slow schedule.
   std::atomic<int64_t> reductions_recomputed{0};
+  // Times the host waited for the executor's tasks, and for how long (NOTE [Asynchronous
+  // execution] in runtime/executor.h).
+  std::atomic<int64_t> host_waits{0}, host_wait_us{0};
   std::mutex mu;
   std::map<std::string, int64_t> fallbacks;
   void reset();

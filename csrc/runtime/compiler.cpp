@@ -19,6 +19,7 @@
 #include "codegen/ops_c.h"
 #include "core/metrics.h"
 #include "runtime/disk_cache.h"
+#include "runtime/executor.h"
 #include "runtime/jit.h"
 
 namespace loom {
@@ -146,6 +147,7 @@ std::string cache_dir() {
 }
 
 CompiledKernel::~CompiledKernel() {
+  finish_tasks(false);  // an issued task may still run this kernel
   if (lib) dlclose(lib);
   jit::unload(module);
 }

@@ -11,6 +11,7 @@
 #include "core/fault.h"
 #include "core/metrics.h"
 #include "runtime/compiler.h"
+#include "runtime/executor.h"
 #include "runtime/plan.h"
 #include "runtime/thread_pool.h"
 
@@ -72,25 +73,41 @@ KernelPlan make_plan(LKernel& k, const NodeRef& value, const std::function<std::
   return p;
 }
 
-// params: the kernel's buffers; args: its argument slots (or a batch's row table).
-void launch(const KernelPlan& p, std::vector<char*>& params, const int64_t* args,
+// params: the kernel's buffers; args: its argument slots (or a batch's row table). A
+// kernel that may fault runs here, after every task issued before it (NOTE [Asynchronous
+// execution]); the others are issued to the executor.
+void launch(const KernelPlan& p, std::vector<char*>& params, const std::vector<int64_t>& args,
             const std::function<std::string()>& what) {
-  int64_t fault[2] = {0, 0};
-  params.push_back(reinterpret_cast<char*>(fault));
-  if (args) params.push_back(reinterpret_cast<char*>(const_cast<int64_t*>(args)));
-  auto t0 = std::chrono::steady_clock::now();
-  run_parallel(p.kernel->fn, params.data(), p.outer, p.grain);
   metrics().kernels_run++;
   if (p.recomputes) {
     metrics().reductions_recomputed++;
     if (debug_level() >= 2)
       std::fprintf(stderr, "loom: kernel %s recomputes a reduction\n", p.kernel->name.c_str());
   }
-  if (debug_level() >= 2) {
-    double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-    std::fprintf(stderr, "loom: kernel %s %s %zu nodes %.1f us\n", p.kernel->name.c_str(),
-                 what().c_str(), p.nodes, us);
+  // For LOOM_DEBUG=2: the kernel's name and what it computes.
+  std::string label;
+  if (debug_level() >= 2) label = p.kernel->name + " " + what() + " " + std::to_string(p.nodes) + " nodes";
+  auto run = [fn = p.kernel->fn, params, args = std::vector<int64_t>(args), outer = p.outer, grain = p.grain,
+              label = std::move(label)](int64_t* fault) mutable {
+    params.push_back(reinterpret_cast<char*>(fault));
+    if (!args.empty()) params.push_back(reinterpret_cast<char*>(args.data()));
+    auto t0 = std::chrono::steady_clock::now();
+    run_parallel(fn, params.data(), outer, grain);
+    if (!label.empty()) {
+      double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+      std::fprintf(stderr, "loom: kernel %s %.1f us\n", label.c_str(), us);
+    }
+  };
+  if (p.checks.empty()) {
+    submit([run = std::move(run)]() mutable {
+      int64_t fault[2] = {0, 0};
+      run(fault);
+    });
+    return;
   }
+  finish_tasks();
+  int64_t fault[2] = {0, 0};
+  run(fault);
   if (fault[0] > 0) raise_fault(p.checks.at(size_t(fault[0] - 1)), fault[1]);
 }
 
@@ -99,7 +116,7 @@ void run_lowered(LKernel& k, const NodeRef& value, const std::function<std::stri
   KernelPlan p = make_plan(k, value, what);
   std::vector<char*> params;
   for (const auto& m : k.params) params.push_back(static_cast<char*>(m->data));
-  launch(p, params, k.slot_values.empty() ? nullptr : k.slot_values.data(), what);
+  launch(p, params, k.slot_values, what);
 }
 
 // Re-expresses a plan made from `k` in terms of a binding keyed from the same graph;
@@ -132,7 +149,7 @@ void run_plan(const KernelPlan& p, const PlanBinding& b, const std::function<std
   args.clear();
   for (int m : p.param_mem) params.push_back(static_cast<char*>(b.mems[size_t(m)]->data));
   for (int c : p.slot_const) args.push_back(b.consts[size_t(c)]);
-  launch(p, params, args.empty() ? nullptr : args.data(), what);
+  launch(p, params, args, what);
 }
 
 // A kernel through the plan cache: `lower` lowers it when no plan (or LOOM_CHECK_PLANS).
@@ -213,7 +230,7 @@ void run_batched_kernel(LKernel first, const std::vector<std::vector<int64_t>>& 
   p.grain = std::max<int64_t>(p.outer, 1);
   std::vector<char*> params;
   for (const auto& m : first.params) params.push_back(static_cast<char*>(m->data));
-  launch(p, params, table.data(), what);
+  launch(p, params, table, what);
 }
 
 void run_scatter_kernel(DType dtype, const NodeRef& value, const NodeRef& index, int combine,

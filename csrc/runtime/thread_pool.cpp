@@ -9,6 +9,8 @@
 #include <thread>
 #include <vector>
 
+#include "runtime/executor.h"
+
 namespace loom {
 
 namespace {
@@ -38,6 +40,8 @@ namespace {
 // 35.4-45.6 at 5, 34.8-41.3 at 20; its kernels 8.2 -> 4.9 ms. LOOM_SPIN_US sets it (0:
 // sleep at once), read once. A realization also wakes sleeping workers as it starts
 // (wake_workers), so that their wake-up overlaps the host's work before the first kernel.
+}  // namespace
+
 std::chrono::microseconds spin_time() {
   static const std::chrono::microseconds t = [] {
     const char* e = std::getenv("LOOM_SPIN_US");
@@ -46,31 +50,13 @@ std::chrono::microseconds spin_time() {
   return t;
 }
 
-inline void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
-}
-
-// Calls `pause` until `done()` or spin_time() has passed; returns done().
-template <typename Done>
-bool spin_until(Done done) {
-  const auto deadline = std::chrono::steady_clock::now() + spin_time();
-  for (;;) {
-    for (int i = 0; i < 32; ++i) {
-      if (done()) return true;
-      cpu_relax();
-    }
-    if (std::chrono::steady_clock::now() >= deadline) return done();
-  }
-}
+namespace {
 
 class Pool {
  public:
-  explicit Pool(int n) {
-    for (int i = 1; i < n; ++i) workers_.emplace_back([this] { loop(); });
+  explicit Pool(int workers) {
+    for (int i = 0; i < workers; ++i) workers_.emplace_back([this] { loop(); });
   }
-  int size() const { return int(workers_.size()) + 1; }
 
   // Sleeping workers start spinning (and sleep again after spin_time() without a job).
   void wake() {
@@ -83,24 +69,43 @@ class Pool {
   }
 
   void run(KernelFn fn, char** bufs, int64_t n, int64_t chunk) {
-    // The job's fields are published by the release of generation_ below.
+    // The job's fields are published by the release of active_ (for helpers) and of
+    // generation_ (for workers) below.
     fn_ = fn;
     bufs_ = bufs;
     n_ = n;
     chunk_ = chunk;
     next_.store(0, std::memory_order_relaxed);
-    active_.store(int(workers_.size()), std::memory_order_relaxed);
-    {
-      // Under the lock: a worker checks generation_ under it before it sleeps.
-      std::lock_guard<std::mutex> lk(mu_);
-      generation_.fetch_add(1, std::memory_order_release);
+    // The caller counts itself, so that a helper can join while it works.
+    active_.store(int(workers_.size()) + 1, std::memory_order_release);
+    if (!workers_.empty()) {
+      {
+        // Under the lock: a worker checks generation_ under it before it sleeps.
+        std::lock_guard<std::mutex> lk(mu_);
+        generation_.fetch_add(1, std::memory_order_release);
+      }
+      cv_.notify_all();
     }
-    cv_.notify_all();
     work();
+    if (active_.fetch_sub(1, std::memory_order_acq_rel) == 1) return;
     if (!spin_until([this] { return active_.load(std::memory_order_acquire) == 0; })) {
       std::unique_lock<std::mutex> lk(mu_);
       done_cv_.wait(lk, [this] { return active_.load(std::memory_order_acquire) == 0; });
     }
+  }
+
+  // Takes chunks of the job running now, if any; returns whether there was one. A helper
+  // counts itself into active_ only while the job's caller is still in it, so the job it
+  // reads is the one it joined: the caller cannot start another until the helper leaves.
+  bool help() {
+    int a = active_.load(std::memory_order_acquire);
+    while (a > 0)
+      if (active_.compare_exchange_weak(a, a + 1, std::memory_order_acq_rel)) {
+        work();
+        leave();
+        return true;
+      }
+    return false;
   }
 
  private:
@@ -109,6 +114,14 @@ class Pool {
       int64_t s = next_.fetch_add(chunk_);
       if (s >= n_) return;
       fn_(bufs_, s, std::min(n_, s + chunk_));
+    }
+  }
+
+  void leave() {
+    if (active_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      // Under the lock: the caller checks active_ under it before it sleeps.
+      std::lock_guard<std::mutex> lk(mu_);
+      done_cv_.notify_one();
     }
   }
 
@@ -126,11 +139,7 @@ class Pool {
       }
       seen = generation_.load(std::memory_order_acquire);
       work();
-      if (active_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-        // Under the lock: the caller checks active_ under it before it sleeps.
-        std::lock_guard<std::mutex> lk(mu_);
-        done_cv_.notify_one();
-      }
+      leave();
     }
   }
 
@@ -147,17 +156,25 @@ class Pool {
   std::atomic<int> sleeping_{0};
 };
 
+int hardware_threads() {
+  static const int n = int(std::max(1u, std::thread::hardware_concurrency()));
+  return n;
+}
+
 Pool& pool() {
-  // Leaked: worker threads must outlive static destruction.
-  static Pool* p = new Pool(std::max(1u, std::thread::hardware_concurrency()));
+  // Leaked: worker threads must outlive static destruction. The executor (NOTE
+  // [Asynchronous execution]) calls run() in place of one worker.
+  static Pool* p = new Pool(std::max(0, hardware_threads() - (asynchronous() ? 2 : 1)));
   return *p;
 }
 
 }  // namespace
 
-int num_threads() { return pool().size(); }
+int num_threads() { return hardware_threads(); }
 
 void wake_workers() { pool().wake(); }
+
+bool help_running_job() { return pool().help(); }
 
 int64_t spin_us() { return spin_time().count(); }
 

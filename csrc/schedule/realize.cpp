@@ -10,6 +10,7 @@
 #include "core/fault.h"
 #include "core/metrics.h"
 #include "core/node_map.h"
+#include "runtime/executor.h"
 #include "runtime/thread_pool.h"
 #include "schedule/fuse.h"
 
@@ -145,9 +146,15 @@ struct CheckScan {
   }
 };
 
+// Marks memory as written by the task issued last (NOTE [Asynchronous execution]).
+void issued_writes(Memory& m) { m.written_by = task_counters().issued.load(std::memory_order_relaxed); }
+
 std::shared_ptr<Memory> copy_of(const Node* flat) {
   auto mem = allocate_memory(size_t(flat->shape[0]));
-  if (flat->realized) std::memcpy(mem->data, flat->realized->data, mem->nbytes);
+  if (flat->realized) {
+    submit([to = mem->data, from = flat->realized->data, n = mem->nbytes] { std::memcpy(to, from, n); });
+    issued_writes(*mem);
+  }
   return mem;
 }
 
@@ -311,6 +318,8 @@ void realize_store(const NodeRef& v) {
     set_realized(v, copy_of(v->src[0].get()));
     throw;
   }
+  issued_writes(*mem);
+  for (const ExtraStore& e : extra) issued_writes(*e.mem);
   set_realized(v, std::move(mem));
   for (size_t i = 0; i < cohort.size(); ++i) set_cohort_stored(cohort[i], extra[i].mem);
   extra.clear();
@@ -339,6 +348,7 @@ void realize_scatter(const NodeRef& v) {
     set_realized(v, checks.in_reduce ? copy_of(base) : std::move(mem));
     throw;
   }
+  issued_writes(*mem);
   set_realized(v, std::move(mem));
 }
 
@@ -379,15 +389,17 @@ void realize_extern(const NodeRef& n) {
     }
     std::vector<std::shared_ptr<Memory>> out;
     for (int64_t nbytes : call.out_nbytes) out.push_back(allocate_memory(size_t(nbytes)));
-    const int dbg = debug_level();
-    auto t0 = std::chrono::steady_clock::now();
-    call.fn(in, out);
     metrics().extern_calls++;
-    if (dbg >= 2) {
-      double us =
-          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-      std::fprintf(stderr, "loom: extern %s %.1f us\n", call.name.c_str(), us);
-    }
+    submit([call = arg.call, in = std::move(in), out, dbg = debug_level()] {
+      auto t0 = std::chrono::steady_clock::now();
+      call->fn(in, out);
+      if (dbg >= 2) {
+        double us =
+            std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+        std::fprintf(stderr, "loom: extern %s %.1f us\n", call->name.c_str(), us);
+      }
+    });
+    for (const auto& m : out) issued_writes(*m);
     call.results = std::move(out);
     call.done = true;
   }
@@ -533,6 +545,7 @@ size_t realize_batch(const std::vector<Node*>& chain, size_t i) {
   }
   k.params[0] = mem;
   run_batched_kernel(std::move(k), rows);
+  issued_writes(*mem);
   // Bottom-up, so each store drops its (already realized) base: no recursive teardown.
   for (size_t j = i + 1; j-- > top;) set_realized(chain[j]->shared_from_this(), mem);
   return i + 1 - top;
@@ -579,12 +592,15 @@ void realize_all() {
   std::lock_guard<std::recursive_mutex> g(engine_mutex());
   for (Buffer* b : live_buffers())
     if (!b->value()->realized && b->value()->op != Op::Empty) realize_value(b->value());
+  finish_tasks();
 }
 
 const void* realized_data(Buffer& b) {
   std::lock_guard<std::recursive_mutex> g(engine_mutex());
   realize_value(b.value());
-  return b.value()->realized->data;
+  const Memory& m = *b.value()->realized;
+  await_writes(m);
+  return m.data;
 }
 
 }  // namespace loom
