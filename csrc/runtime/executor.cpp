@@ -47,12 +47,21 @@ class Executor {
     TaskCounters& t = task_counters();
     auto done = [&] { return t.finished.load(std::memory_order_acquire) >= n; };
     if (!done()) {
+      // The host helps as long as the executor makes progress; it sleeps only after
+      // spin_time() in which no task finished (a long task that takes no help).
       const auto start = std::chrono::steady_clock::now();
-      const auto deadline = start + spin_time();
+      auto deadline = start + spin_time();
+      uint64_t seen = t.finished.load(std::memory_order_acquire);
       while (!done()) {
         if (help_running_job()) continue;
         cpu_relax();
-        if (std::chrono::steady_clock::now() < deadline) continue;
+        const auto now = std::chrono::steady_clock::now();
+        const uint64_t f = t.finished.load(std::memory_order_acquire);
+        if (f != seen) {
+          seen = f;
+          deadline = now + spin_time();
+        }
+        if (now < deadline) continue;
         std::unique_lock<std::mutex> lk(mu_);
         ++waiting_;
         idle_cv_.wait(lk, done);
