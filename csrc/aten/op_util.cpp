@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "core/known.h"
+#include "schedule/realize.h"
 
 namespace loom::aten {
 
@@ -245,6 +246,14 @@ NodeRef checked_now(const at::Tensor& index, const NodeRef& value, int64_t size,
 std::string bounds_message(int64_t dim, int64_t size, const char* prefix) {
   return std::string(prefix) + "index {} is out of bounds for dimension " + std::to_string(dim) +
          " with size " + std::to_string(size);
+}
+
+void issue_library_call(const NodeRef& flat) {
+  try {
+    realize_value(flat);
+  } catch (const KernelFault& f) {
+    throw_fault(f);  // an operand's index check, raised at the op as on the CPU
+  }
 }
 
 }  // namespace loom::aten

@@ -90,6 +90,16 @@ NodeRef checked_now(const at::Tensor& index, const NodeRef& value, int64_t size,
                     bool index_error, const std::string& message,
                     std::optional<int64_t> skip = std::nullopt);
 
+// NOTE [Library calls issued when recorded]: a product or convolution runs in a library
+// on memory: its operands leave the graph there. Realized as it is recorded, it is issued
+// to the executor (NOTE [Asynchronous execution] in runtime/executor.h) while the host
+// records the rest of the step; left pending until a bound or a sync, a training step's
+// executor sat idle through its forward (a GPT step's first task came 4.4 ms in). Its
+// operands' producers still fuse into the kernel storing them, and realizing in program
+// order stored values for later readers: a GPT step ran 144 kernels instead of 155, a
+// CNN's pooled values still come with their indices. `flat` is the call's output.
+void issue_library_call(const NodeRef& flat);
+
 }  // namespace loom::aten
 
 namespace loom::aten {

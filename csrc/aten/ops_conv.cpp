@@ -190,6 +190,7 @@ void library_conv_into(LibraryConv kind, const ConvGeometry& g, std::vector<Node
   };
   for (NodeRef& v : inputs) v = cast(v, DType::Float32);
   NodeRef flat = extern_call(call, std::move(inputs))[0];
+  issue_library_call(flat);
   assign_result(out, make_node(Op::Load, DType::Float32, target.sizes, {flat}, target));
 }
 

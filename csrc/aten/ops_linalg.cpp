@@ -101,6 +101,7 @@ NodeRef product(const NodeRef& a, const NodeRef& b, DType t) {
   out.insert(out.end(), {m, n});
   if (blas_dtype(t) && k > 0 && numel(out) > 0) {
     NodeRef flat = gemm_call(cast(a, t), cast(b, t), batch, t);
+    issue_library_call(flat);
     return make_node(Op::Load, t, out, {flat}, View::contiguous(out));
   }
   // Generated: sum over k of a[., i, k] * b[., k, j], accumulating reduced floats in float.

@@ -319,6 +319,9 @@ struct Fuser {
         src[i] = std::move(s);
       }
       out = changed ? make_node(n->op, n->dtype, n->shape, std::move(src), n->arg) : n;
+      // It stands for n in n's cohort, as in visit (max pooling's values over stored
+      // batch norm statistics, whose indices are still pending).
+      if (out != n && !n->cohort.empty() && out->cohort.empty()) out->cohort = n->cohort;
     }
     done[n.get()] = out;
     return out;

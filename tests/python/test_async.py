@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 import torch
 
 import loom
@@ -87,3 +88,30 @@ def test_an_index_check_waits_for_the_kernel_writing_the_index():
     # Stale memory would hold no such index.
     assert src[idx].tolist() == [200.0, 201.0]
     torch.testing.assert_close(slow.cpu(), a @ a + 150, rtol=1e-4, atol=1e-3)
+
+
+def test_a_product_is_issued_as_it_is_recorded():
+    """NOTE [Library calls issued when recorded]: the product and the kernel storing its
+    operand run while the host goes on; the values are the CPU's."""
+    torch.manual_seed(0)
+    a, b = torch.randn(64, 32), torch.randn(32, 16)
+    al, bl = a.to(D), b.to(D)
+    loom.sync()
+    loom.reset_metrics()
+    c = (al * 2).relu() @ bl
+    m = loom.metrics()
+    assert (m["extern_calls"], m["kernels_run"]) == (1, 1)  # the operand, then the product
+    d = c + 1  # recorded behind them; nothing waits
+    assert loom.metrics()["host_waits"] == 0
+    torch.testing.assert_close(d.cpu(), (a * 2).relu() @ b + 1)
+
+
+def test_an_operands_index_fault_is_raised_at_the_product():
+    emb = torch.randn(10, 8, device=D)
+    scores = torch.zeros(3, 5, device=D)
+    scores[1, 4] = 1.0
+    idx = scores.argmax(dim=1) + 8  # 8, 12, 8: not known on the host, checked by the kernel
+    rows = emb[idx]
+    with pytest.raises(IndexError):
+        rows @ torch.randn(8, 4, device=D)
+    assert torch.isfinite(emb).all().item()  # the device goes on
