@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "aten/op_util.h"
+#include "core/known.h"
 
 namespace loom::aten {
 
@@ -39,8 +40,11 @@ bool element_nonzero(const char* p, c10::ScalarType t) {
 
 }  // namespace
 
-// Realizes `self` and lists the coordinates of its nonzero elements, row-major, as an
-// (n, dim) Int64 Loom tensor: the one place indexing must look at values on the host.
+// Lists the coordinates of self's nonzero elements, row-major, as an (n, dim) Int64 Loom
+// tensor: the one place indexing must look at values on the host. A small integer mask
+// whose values follow from the graph (a loss's `target == ignore_index`: NOTE [Known
+// values]) is read there, with nothing realized and no wait for the executor; any other
+// is realized.
 Tensor nonzero_fn(const Tensor& self) {
   to_loom(self.scalar_type());
   const int64_t dim = self.dim();
@@ -48,12 +52,17 @@ Tensor nonzero_fn(const Tensor& self) {
   int64_t n = 0;
   if (self.numel() > 0) {
     EngineLock g(engine_mutex());
-    const char* base = storage_bytes(self) + self.storage_offset() * self.element_size();
+    std::optional<std::vector<int64_t>> known;
+    if (!at::isFloatingType(self.scalar_type()) && !self.is_complex() && self.numel() <= (int64_t(1) << 16))
+      known = known_values(read_tensor(self), self.numel());
+    const char* base =
+        known ? nullptr : storage_bytes(self) + self.storage_offset() * self.element_size();
     std::vector<int64_t> at(size_t(dim), 0);
     for (int64_t i = 0; i < self.numel(); ++i) {
       int64_t off = 0;
       for (int64_t d = 0; d < dim; ++d) off += at[d] * self.stride(d);
-      if (element_nonzero(base + off * self.element_size(), self.scalar_type())) {
+      if (known ? (*known)[size_t(i)] != 0
+                : element_nonzero(base + off * self.element_size(), self.scalar_type())) {
         coords.insert(coords.end(), at.begin(), at.end());
         ++n;
       }
@@ -411,7 +420,13 @@ Tensor& masked_scatter_fn(Tensor& self, const Tensor& mask, const Tensor& source
   EngineLock g(engine_mutex());
   NodeRef take = cast(read_tensor(m), DType::Bool);
   NodeRef k = where(take, binary(Op::Sub, read_tensor(count), int_const(1, shape)), int_const(0, shape));
-  k = checked(k, src.numel(), false, false, too_few);
+  // A mask known on the host (a loss's ignored targets) is checked here (NOTE [Known
+  // values]): a kernel that may fault runs apart from the executor's queue.
+  if (auto known = known_values(k, int64_t(1) << 16)) {
+    for (int64_t x : *known) TORCH_CHECK(x >= 0 && x < src.numel(), too_few);
+  } else {
+    k = checked(k, src.numel(), false, false, too_few);
+  }
   DType dtype = to_loom(self.scalar_type());
   NodeRef v = gather(buffer_of(src), dtype, storage_index(src, unravel(k, src.sizes())));
   write_tensor(self, where(take, v, read_tensor(self)));
@@ -486,3 +501,4 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
 }
 
 }  // namespace loom::aten
+

@@ -159,6 +159,21 @@ struct Folder {
         }
         return out;
       }
+      case OpKind::Scan: {  // a running integer sum (the positions of a mask's true entries)
+        const ReduceArg& a = std::get<ReduceArg>(n.arg);
+        if (a.kind != ReduceKind::Sum || a.axes.size() != 1) return std::nullopt;
+        auto src = eval(n.src[0]);
+        if (!src || numel(n.src[0]->shape) != count) return std::nullopt;
+        const size_t axis = size_t(a.axes[0]);
+        int64_t inner = 1;
+        for (size_t d = axis + 1; d < n.shape.size(); ++d) inner *= n.shape[d];
+        for (int64_t i = 0; i < count; ++i) {
+          const bool first = (i / inner) % n.shape[axis] == 0;
+          const uint64_t prev = first ? 0 : uint64_t(out[size_t(i - inner)]);
+          out[size_t(i)] = as_dtype(prev + uint64_t((*src)[size_t(i)]), t);
+        }
+        return out;
+      }
       default:
         return std::nullopt;
     }
@@ -182,6 +197,8 @@ struct Folder {
         return as_dtype(a < 0 ? 0 - ua : ua, t);
       case Op::LogicalNot:
         return int64_t(a == 0);
+      case Op::BitwiseNot:  // of a bool: its negation (`~mask`)
+        return t == DType::Bool ? int64_t(a == 0) : as_dtype(~ua, t);
       case Op::Add:
         return as_dtype(ua + ub, t);
       case Op::Sub:

@@ -78,3 +78,22 @@ TEST(Known, FloatsLargeValuesAndOtherDtypesAreNotFollowed) {
   EXPECT_EQ(known_values(v, 100), (Ints{1225}));
   EXPECT_FALSE(known_values(v, 100, 20));
 }
+
+// A mask's negation and the running count of its true entries (boolean-mask indexing,
+// masked_scatter) are known when the mask is.
+TEST(Known, MaskNegationAndRunningCounts) {
+  Shape s{2, 3};
+  NodeRef col = iota(DType::Int64, s, 1);
+  NodeRef mask = binary(Op::Ne, col, int_const(1, DType::Int64, s));  // 1 0 1 / 1 0 1
+  NodeRef inverted = unary(Op::BitwiseNot, mask);
+  EXPECT_EQ(known_values(inverted, 100), (Ints{0, 1, 0, 0, 1, 0}));
+  NodeRef flips = unary(Op::BitwiseNot, int_const(5, DType::Int8, {1}));
+  EXPECT_EQ(known_values(flips, 100), (Ints{-6}));
+  // Along dim 1, and along dim 0 (each column on its own).
+  NodeRef as_int = cast(mask, DType::Int64);
+  EXPECT_EQ(known_values(scan(ReduceKind::Sum, as_int, 1), 100),
+            (Ints{1, 1, 2, 1, 1, 2}));
+  EXPECT_EQ(known_values(scan(ReduceKind::Sum, as_int, 0), 100),
+            (Ints{1, 0, 1, 2, 0, 2}));
+  EXPECT_FALSE(known_values(scan(ReduceKind::Prod, as_int, 0), 100));
+}

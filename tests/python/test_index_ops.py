@@ -311,6 +311,32 @@ def test_index_known_from_constants_is_checked_at_the_op(fresh_metrics):
         torch.zeros(5).index_put((ind.cpu(),), torch.tensor(3.0), accumulate=True).tolist()
 
 
+def test_mask_known_from_its_graph_is_read_without_realizing(fresh_metrics):
+    # A loss's `~(target == ignore_index)`: the mask follows from realized targets, so
+    # nonzero and masked_select read it on the host, with nothing realized and no wait for
+    # the executor; masked_scatter checks its running count at the op.
+    target = torch.tensor([3, -100, 1, 4, -100, 0])
+    t = target.to(loom.device)
+    src = torch.arange(6.0)
+    s = src.to(loom.device)
+    loom.sync()
+    loom.reset_metrics()
+    keep = ~(t == -100)
+    got = torch.nonzero(keep)
+    picked = s.masked_select(keep)
+    m = loom.metrics()
+    assert (m["kernels_run"], m["realizations"], m["host_waits"]) == (0, 0, 0)
+    want_keep = ~(target == -100)
+    assert got.cpu().tolist() == torch.nonzero(want_keep).tolist()
+    assert picked.cpu().tolist() == src.masked_select(want_keep).tolist()
+    with pytest.raises(RuntimeError, match="Number of elements of source < number of ones in mask"):
+        torch.zeros(6, device=loom.device).masked_scatter_(keep, s[:3])
+    with pytest.raises(RuntimeError, match="Number of elements of source < number of ones in mask"):
+        torch.zeros(6).masked_scatter_(want_keep, src[:3])
+    filled = torch.zeros(6, device=loom.device).masked_scatter_(keep, s[2:])
+    assert filled.cpu().tolist() == torch.zeros(6).masked_scatter_(want_keep, src[2:]).tolist()
+
+
 def test_index_computed_from_data_is_checked_at_realization(fresh_metrics):
     # A float computation is not followed on the host: the kernel finds the bad entry.
     x = torch.zeros(5, device=loom.device)
