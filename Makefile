@@ -85,7 +85,7 @@ clean:
 	rm -rf $(BUILD) python/loom/_loom*.so
 
 # --- reliability (issue 6): long runs, sanitizers, libFuzzer ---
-.PHONY: test-long test-asan test-fuzz-index deps-fuzz
+.PHONY: test-long test-asan test-tsan test-fuzz-index deps-fuzz
 
 # The training-memory test at its full length (`make test` runs 60 steps).
 test-long: build
@@ -106,6 +106,17 @@ test-asan: deps
 	  LD_PRELOAD="$$($(CXX) -print-file-name=libasan.so) $$($(CXX) -print-file-name=libubsan.so)" \
 	  PYTHONPATH=$(ASAN_BUILD)/python LOOM_CACHE_DIR=$(CURDIR)/$(ASAN_BUILD)/kernels \
 	  $(PYTHON) -m pytest -q -p no:cacheprovider tests/python/test_asan_smoke.py
+
+# The engine's C++ tests built with ThreadSanitizer, with the executor (NOTE [Asynchronous
+# execution]) and again with every task run where it is issued (the pool's workers).
+TSAN_BUILD ?= build-tsan
+test-tsan: deps
+	$(CMAKE) -S . -B $(TSAN_BUILD) -G Ninja -DPython3_EXECUTABLE=$(PYTHON) \
+	  -DLOOM_SANITIZE=thread -DLOOM_BUILD_EXTENSION=OFF
+	$(CMAKE) --build $(TSAN_BUILD) --target loom_cpp_tests
+	TSAN_OPTIONS=halt_on_error=1 LOOM_CACHE_DIR=$(CURDIR)/$(TSAN_BUILD)/kernels $(TSAN_BUILD)/loom_cpp_tests
+	TSAN_OPTIONS=halt_on_error=1 LOOM_CACHE_DIR=$(CURDIR)/$(TSAN_BUILD)/kernels LOOM_ASYNC=0 \
+	  $(TSAN_BUILD)/loom_cpp_tests
 
 # libFuzzer on the index-arithmetic case (tests/cpp/index_fuzz.h) for FUZZ_SECONDS, with
 # clang in its own build directory; `make test` runs the same case from a seeded PRNG.
