@@ -13,10 +13,9 @@
 
 namespace loom {
 
-namespace {
-
-// Workers wait for a job; the calling thread takes chunks too. Chunks are claimed from
-// an atomic counter, so an uneven split balances itself.
+// Workers wait for a job; the calling thread takes chunks too, and so may a helper (a host
+// waiting for the executor, NOTE [Asynchronous execution]). Chunks are claimed from an
+// atomic counter, so an uneven split balances itself.
 //
 // NOTE [Spinning pool]: a training step launches hundreds of kernels back to back, many
 // of them short. Sleeping on a condition variable between two of them costs each worker a
@@ -40,8 +39,6 @@ namespace {
 // 35.4-45.6 at 5, 34.8-41.3 at 20; its kernels 8.2 -> 4.9 ms. LOOM_SPIN_US sets it (0:
 // sleep at once), read once. A realization also wakes sleeping workers as it starts
 // (wake_workers), so that their wake-up overlaps the host's work before the first kernel.
-}  // namespace
-
 std::chrono::microseconds spin_time() {
   static const std::chrono::microseconds t = [] {
     const char* e = std::getenv("LOOM_SPIN_US");
