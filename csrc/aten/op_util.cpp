@@ -200,19 +200,39 @@ void for_each_index(const char* base, bool is_long, const at::IntArrayRef sizes,
 
 }  // namespace
 
+namespace {
+
+// Index values seen on the host: the first bad one raises as the kernel's check would.
+struct EagerCheck {
+  int64_t size;
+  bool wrap;
+  std::optional<int64_t> skip;
+  std::optional<int64_t> bad;
+  bool plain = true;  // every value in [0, size)
+  void operator()(int64_t x) {
+    plain &= x >= 0 && x < size;
+    if (!bad && !((x >= 0 ? x < size : (wrap && x >= -size)) || x == skip)) bad = x;
+  }
+  // Raises for a bad value; returns whether every value was in [0, size).
+  bool finish(bool index_error, const std::string& message) const {
+    if (!bad) return plain;
+    std::string text = message;
+    auto at = text.find("{}");
+    if (at != std::string::npos) text.replace(at, 2, std::to_string(*bad));
+    TORCH_CHECK_INDEX(!index_error, text);
+    TORCH_CHECK(false, text);
+  }
+};
+
+}  // namespace
+
 // A realized index is read where it lies, without a host copy: a GPT step checks its
 // token indices this way in every embedding and loss.
 bool check_now(const at::Tensor& index, int64_t size, bool wrap, bool index_error,
                const std::string& message, std::optional<int64_t> skip) {
-  constexpr int64_t kMaxEagerCheck = int64_t(1) << 16;
   if (index.numel() == 0 || index.numel() > kMaxEagerCheck) return false;
   if (index.scalar_type() != at::kLong && index.scalar_type() != at::kInt) return false;
-  std::optional<int64_t> bad;
-  bool plain = true;  // every value in [0, size)
-  auto check = [&](int64_t x) {
-    plain &= x >= 0 && x < size;
-    if (!bad && !((x >= 0 ? x < size : (wrap && x >= -size)) || x == skip)) bad = x;
-  };
+  EagerCheck check{size, wrap, skip};
   const bool is_long = index.scalar_type() == at::kLong;
   if (!is_loom(index)) {
     at::Tensor host = index.contiguous();
@@ -229,12 +249,17 @@ bool check_now(const at::Tensor& index, int64_t size, bool wrap, bool index_erro
       return false;
     }
   }
-  if (!bad) return plain;
-  std::string text = message;
-  auto at = text.find("{}");
-  if (at != std::string::npos) text.replace(at, 2, std::to_string(*bad));
-  TORCH_CHECK_INDEX(!index_error, text);
-  TORCH_CHECK(false, text);
+  return check.finish(index_error, message);
+}
+
+NodeRef checked_known(const NodeRef& index, int64_t size, bool index_error,
+                      const std::string& message) {
+  if (auto values = known_values(index, kMaxEagerCheck)) {
+    EagerCheck check{size, false, std::nullopt};
+    for (int64_t x : *values) check(x);
+    if (check.finish(index_error, message)) return index;
+  }
+  return checked(index, size, false, index_error, message);
 }
 
 NodeRef checked_now(const at::Tensor& index, const NodeRef& value, int64_t size, bool wrap,

@@ -84,6 +84,13 @@ std::string bounds_message(int64_t dim, int64_t size, const char* prefix = "");
 // reader keeps the value it recorded).
 bool check_now(const at::Tensor& index, int64_t size, bool wrap, bool index_error,
                const std::string& message, std::optional<int64_t> skip = std::nullopt);
+// Indices (and masks) read on the host at the op have at most this many elements.
+constexpr int64_t kMaxEagerCheck = int64_t(1) << 16;
+// `index` (Int64 values, not wrapped) checked against `size`: at the op when its values are
+// known (NOTE [Known values]), dropping the lazy check when all lie in range; by the
+// kernel otherwise.
+NodeRef checked_known(const NodeRef& index, int64_t size, bool index_error,
+                      const std::string& message);
 // `value` (the Int64 values of `index`, as the op reads them) checked against `size` as
 // `checked` does, after check_now: unchanged when check_now saw every value in range.
 NodeRef checked_now(const at::Tensor& index, const NodeRef& value, int64_t size, bool wrap,

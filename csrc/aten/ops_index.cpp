@@ -53,7 +53,7 @@ Tensor nonzero_fn(const Tensor& self) {
   if (self.numel() > 0) {
     EngineLock g(engine_mutex());
     std::optional<std::vector<int64_t>> known;
-    if (!at::isFloatingType(self.scalar_type()) && !self.is_complex() && self.numel() <= (int64_t(1) << 16))
+    if (!at::isFloatingType(self.scalar_type()) && !self.is_complex() && self.numel() <= kMaxEagerCheck)
       known = known_values(read_tensor(self), self.numel());
     const char* base =
         known ? nullptr : storage_bytes(self) + self.storage_offset() * self.element_size();
@@ -420,13 +420,9 @@ Tensor& masked_scatter_fn(Tensor& self, const Tensor& mask, const Tensor& source
   EngineLock g(engine_mutex());
   NodeRef take = cast(read_tensor(m), DType::Bool);
   NodeRef k = where(take, binary(Op::Sub, read_tensor(count), int_const(1, shape)), int_const(0, shape));
-  // A mask known on the host (a loss's ignored targets) is checked here (NOTE [Known
-  // values]): a kernel that may fault runs apart from the executor's queue.
-  if (auto known = known_values(k, int64_t(1) << 16)) {
-    for (int64_t x : *known) TORCH_CHECK(x >= 0 && x < src.numel(), too_few);
-  } else {
-    k = checked(k, src.numel(), false, false, too_few);
-  }
+  // A mask known on the host (a loss's ignored targets) is checked here: a kernel that may
+  // fault runs apart from the executor's queue.
+  k = checked_known(k, src.numel(), false, too_few);
   DType dtype = to_loom(self.scalar_type());
   NodeRef v = gather(buffer_of(src), dtype, storage_index(src, unravel(k, src.sizes())));
   write_tensor(self, where(take, v, read_tensor(self)));

@@ -122,7 +122,8 @@ bool recomputes_reductions(const LKernel& k);
 std::string render_c(const LKernel& k);
 std::string lkernel_str(const LKernel& k);
 
-// Lowers, renders, compiles (cached) and runs the store kernel. A failed Check throws
+// Lowers, renders, compiles (cached) and runs the store kernel (or issues it to the
+// executor, marking the memory it writes: Memory::written_by). A failed Check throws
 // KernelFault (core/fault.h) after the kernel stopped.
 void run_store_kernel(const View& out, DType dtype, const NodeRef& value,
                       const std::shared_ptr<Memory>& out_mem,

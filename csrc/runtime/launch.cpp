@@ -75,9 +75,10 @@ KernelPlan make_plan(LKernel& k, const NodeRef& value, const std::function<std::
 
 // params: the kernel's buffers; args: its argument slots (or a batch's row table). A
 // kernel that may fault runs here, after every task issued before it (NOTE [Asynchronous
-// execution]); the others are issued to the executor.
-void launch(const KernelPlan& p, std::vector<char*>& params, const std::vector<int64_t>& args,
-            const std::function<std::string()>& what) {
+// execution]); the others are issued to the executor. Returns the task's number (0 when
+// it ran here).
+uint64_t launch(const KernelPlan& p, std::vector<char*> params, std::vector<int64_t> args,
+                const std::function<std::string()>& what) {
   metrics().kernels_run++;
   if (p.recomputes) {
     metrics().reductions_recomputed++;
@@ -87,8 +88,9 @@ void launch(const KernelPlan& p, std::vector<char*>& params, const std::vector<i
   // For LOOM_DEBUG=2: the kernel's name and what it computes.
   std::string label;
   if (debug_level() >= 2) label = p.kernel->name + " " + what() + " " + std::to_string(p.nodes) + " nodes";
-  auto run = [fn = p.kernel->fn, params, args = std::vector<int64_t>(args), outer = p.outer, grain = p.grain,
-              label = std::move(label)](int64_t* fault) mutable {
+  auto run = [fn = p.kernel->fn, params = std::move(params), args = std::move(args), outer = p.outer,
+              grain = p.grain, label = std::move(label)]() mutable {
+    int64_t fault[2] = {0, 0};
     params.push_back(reinterpret_cast<char*>(fault));
     if (!args.empty()) params.push_back(reinterpret_cast<char*>(args.data()));
     auto t0 = std::chrono::steady_clock::now();
@@ -97,26 +99,21 @@ void launch(const KernelPlan& p, std::vector<char*>& params, const std::vector<i
       double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
       std::fprintf(stderr, "loom: kernel %s %.1f us\n", label.c_str(), us);
     }
+    return std::make_pair(fault[0], fault[1]);
   };
-  if (p.checks.empty()) {
-    submit([run = std::move(run)]() mutable {
-      int64_t fault[2] = {0, 0};
-      run(fault);
-    });
-    return;
-  }
+  if (p.checks.empty()) return submit([run = std::move(run)]() mutable { run(); });
   finish_tasks();
-  int64_t fault[2] = {0, 0};
-  run(fault);
-  if (fault[0] > 0) raise_fault(p.checks.at(size_t(fault[0] - 1)), fault[1]);
+  auto [check, value] = run();
+  if (check > 0) raise_fault(p.checks.at(size_t(check - 1)), value);
+  return 0;
 }
 
 // Runs `k` on its own buffers and slots.
-void run_lowered(LKernel& k, const NodeRef& value, const std::function<std::string()>& what) {
+uint64_t run_lowered(LKernel& k, const NodeRef& value, const std::function<std::string()>& what) {
   KernelPlan p = make_plan(k, value, what);
   std::vector<char*> params;
   for (const auto& m : k.params) params.push_back(static_cast<char*>(m->data));
-  launch(p, params, k.slot_values, what);
+  return launch(p, std::move(params), k.slot_values, what);
 }
 
 // Re-expresses a plan made from `k` in terms of a binding keyed from the same graph;
@@ -142,19 +139,19 @@ bool same_plan(const KernelPlan& a, const KernelPlan& b) {
          a.recomputes == b.recomputes;
 }
 
-void run_plan(const KernelPlan& p, const PlanBinding& b, const std::function<std::string()>& what) {
-  thread_local std::vector<char*> params;
-  thread_local std::vector<int64_t> args;
-  params.clear();
-  args.clear();
+uint64_t run_plan(const KernelPlan& p, const PlanBinding& b, const std::function<std::string()>& what) {
+  std::vector<char*> params;
+  std::vector<int64_t> args;
+  params.reserve(p.param_mem.size() + 2);
+  args.reserve(p.slot_const.size());
   for (int m : p.param_mem) params.push_back(static_cast<char*>(b.mems[size_t(m)]->data));
   for (int c : p.slot_const) args.push_back(b.consts[size_t(c)]);
-  launch(p, params, args, what);
+  return launch(p, std::move(params), std::move(args), what);
 }
 
 // A kernel through the plan cache: `lower` lowers it when no plan (or LOOM_CHECK_PLANS).
 template <typename LowerFn>
-void run_cached(PlanKind kind, const View& out, DType dtype, int64_t extra,
+uint64_t run_cached(PlanKind kind, const View& out, DType dtype, int64_t extra,
                 const std::vector<const Node*>& roots, Memory* out_mem, const NodeRef& value,
                 LowerFn lower, const std::function<std::string()>& what,
                 const std::vector<ExtraStore>& outputs = {}) {
@@ -181,7 +178,7 @@ void run_cached(PlanKind kind, const View& out, DType dtype, int64_t extra,
     return run_plan(*hit, b, what);
   }
   add_plan(key, p);
-  run_plan(p, b, what);
+  return run_plan(p, b, what);
 }
 
 }  // namespace
@@ -189,7 +186,7 @@ void run_cached(PlanKind kind, const View& out, DType dtype, int64_t extra,
 void run_store_kernel(const View& out, DType dtype, const NodeRef& value,
                       const std::shared_ptr<Memory>& out_mem, const std::vector<ExtraStore>& extra) {
   if (out.numel() == 0) return;
-  run_cached(
+  const uint64_t task = run_cached(
       PlanKind::Store, out, dtype, 0, {value.get()}, out_mem.get(), value,
       [&] { return lower_store(out, dtype, value, out_mem, extra); },
       [&] {
@@ -198,6 +195,8 @@ void run_store_kernel(const View& out, DType dtype, const NodeRef& value,
         return s;
       },
       extra);
+  out_mem->written_by = task;
+  for (const ExtraStore& e : extra) e.mem->written_by = task;
 }
 
 bool reductions_placed(const View& out, DType dtype, const NodeRef& value) {
@@ -230,13 +229,13 @@ void run_batched_kernel(LKernel first, const std::vector<std::vector<int64_t>>& 
   p.grain = std::max<int64_t>(p.outer, 1);
   std::vector<char*> params;
   for (const auto& m : first.params) params.push_back(static_cast<char*>(m->data));
-  launch(p, params, table, what);
+  first.params[0]->written_by = launch(p, std::move(params), std::move(table), what);
 }
 
 void run_scatter_kernel(DType dtype, const NodeRef& value, const NodeRef& index, int combine,
                         const std::shared_ptr<Memory>& out_mem) {
   if (numel(index->shape) == 0) return;
-  run_cached(
+  out_mem->written_by = run_cached(
       PlanKind::Scatter, View{}, dtype, combine, {index.get(), value.get()}, out_mem.get(),
       value, [&] { return lower_scatter(dtype, value, index, combine, out_mem); },
       [&] { return std::string("scatter ") + dtype_name(dtype); });

@@ -146,14 +146,11 @@ struct CheckScan {
   }
 };
 
-// Marks memory as written by the task issued last (NOTE [Asynchronous execution]).
-void issued_writes(Memory& m) { m.written_by = task_counters().issued.load(std::memory_order_relaxed); }
-
 std::shared_ptr<Memory> copy_of(const Node* flat) {
   auto mem = allocate_memory(size_t(flat->shape[0]));
   if (flat->realized) {
-    submit([to = mem->data, from = flat->realized->data, n = mem->nbytes] { std::memcpy(to, from, n); });
-    issued_writes(*mem);
+    mem->written_by =
+        submit([to = mem->data, from = flat->realized->data, n = mem->nbytes] { std::memcpy(to, from, n); });
   }
   return mem;
 }
@@ -318,8 +315,6 @@ void realize_store(const NodeRef& v) {
     set_realized(v, copy_of(v->src[0].get()));
     throw;
   }
-  issued_writes(*mem);
-  for (const ExtraStore& e : extra) issued_writes(*e.mem);
   set_realized(v, std::move(mem));
   for (size_t i = 0; i < cohort.size(); ++i) set_cohort_stored(cohort[i], extra[i].mem);
   extra.clear();
@@ -348,7 +343,6 @@ void realize_scatter(const NodeRef& v) {
     set_realized(v, checks.in_reduce ? copy_of(base) : std::move(mem));
     throw;
   }
-  issued_writes(*mem);
   set_realized(v, std::move(mem));
 }
 
@@ -390,7 +384,7 @@ void realize_extern(const NodeRef& n) {
     std::vector<std::shared_ptr<Memory>> out;
     for (int64_t nbytes : call.out_nbytes) out.push_back(allocate_memory(size_t(nbytes)));
     metrics().extern_calls++;
-    submit([call = arg.call, in = std::move(in), out, dbg = debug_level()] {
+    const uint64_t task = submit([call = arg.call, in = std::move(in), out, dbg = debug_level()] {
       auto t0 = std::chrono::steady_clock::now();
       call->fn(in, out);
       if (dbg >= 2) {
@@ -399,7 +393,7 @@ void realize_extern(const NodeRef& n) {
         std::fprintf(stderr, "loom: extern %s %.1f us\n", call->name.c_str(), us);
       }
     });
-    for (const auto& m : out) issued_writes(*m);
+    for (const auto& m : out) m->written_by = task;
     call.results = std::move(out);
     call.done = true;
   }
@@ -545,7 +539,6 @@ size_t realize_batch(const std::vector<Node*>& chain, size_t i) {
   }
   k.params[0] = mem;
   run_batched_kernel(std::move(k), rows);
-  issued_writes(*mem);
   // Bottom-up, so each store drops its (already realized) base: no recursive teardown.
   for (size_t j = i + 1; j-- > top;) set_realized(chain[j]->shared_from_this(), mem);
   return i + 1 - top;
