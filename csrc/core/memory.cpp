@@ -115,8 +115,17 @@ std::shared_ptr<Memory> allocate_memory(size_t nbytes) {
   return m;
 }
 
+std::shared_ptr<Memory> borrow_memory(const Memory& m) {
+  auto b = std::make_shared<Memory>();
+  b->data = m.data;
+  b->nbytes = m.nbytes;
+  b->capacity = m.capacity;
+  b->owned = false;
+  return b;
+}
+
 Memory::~Memory() {
-  if (!data) return;
+  if (!data || !owned) return;
   auto& c = cache();
   std::lock_guard<std::mutex> g(c.mu);
   c.live_blocks--;

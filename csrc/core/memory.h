@@ -16,6 +16,7 @@ struct Memory {
   // The executor's task that last wrote the memory (NOTE [Asynchronous execution] in
   // runtime/executor.h); the host reads it once that task has finished.
   uint64_t written_by = 0;
+  bool owned = true;  // false: borrowed (borrow_memory), not given back by the destructor
   ~Memory();
 };
 
@@ -33,6 +34,10 @@ void await_writes(const Memory& m);
 void set_await_hook(void (*await_task)(uint64_t task));
 
 std::shared_ptr<Memory> allocate_memory(size_t nbytes);
+// The same bytes as `m`, not owned: an executor's task reads and writes through it while
+// the graph alone keeps the block alive (freed meanwhile, it waits out the task in the
+// quarantine below), so what is live does not depend on the queue.
+std::shared_ptr<Memory> borrow_memory(const Memory& m);
 // Releases every cached block back to the system.
 void empty_memory_cache();
 

@@ -383,8 +383,15 @@ void realize_extern(const NodeRef& n) {
     }
     std::vector<std::shared_ptr<Memory>> out;
     for (int64_t nbytes : call.out_nbytes) out.push_back(allocate_memory(size_t(nbytes)));
+    // The task borrows the blocks (borrow_memory); `in` and `out` own them until it is
+    // issued, so none is handed out again before it has run.
+    std::vector<ExternInput> task_in = in;
+    for (ExternInput& i : task_in) i.mem = borrow_memory(*i.mem);
+    std::vector<std::shared_ptr<Memory>> task_out;
+    for (const auto& m : out) task_out.push_back(borrow_memory(*m));
     metrics().extern_calls++;
-    const uint64_t task = submit([call = arg.call, in = std::move(in), out, dbg = debug_level()] {
+    const uint64_t task = submit([call = arg.call, in = std::move(task_in), out = std::move(task_out),
+                                  dbg = debug_level()] {
       auto t0 = std::chrono::steady_clock::now();
       call->fn(in, out);
       if (dbg >= 2) {

@@ -118,3 +118,23 @@ TEST(Executor, TheWaitingHostJoinsTheRunningJob) {
 }
 
 }  // namespace
+
+namespace {
+
+// An extern's task borrows its blocks: dropping the borrow gives nothing back, and the
+// block stays the owner's (live metrics do not depend on the queue).
+TEST(Executor, BorrowedMemoryIsNotGivenBack) {
+  constexpr size_t kOdd = 555 * 4096 + 7;
+  auto m = allocate_memory(kOdd);
+  const MemoryStats before = memory_stats();
+  {
+    auto b = loom::borrow_memory(*m);
+    EXPECT_EQ(b->data, m->data);
+    EXPECT_EQ(b->nbytes, m->nbytes);
+  }
+  const MemoryStats after = memory_stats();
+  EXPECT_EQ(after.live_blocks, before.live_blocks);
+  EXPECT_EQ(after.cached_bytes, before.cached_bytes);
+}
+
+}  // namespace
