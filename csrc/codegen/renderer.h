@@ -31,6 +31,11 @@ inline constexpr int64_t kMaxRowBytes = 64 << 10;
 inline constexpr int64_t kColumnBytes = 16 << 10;
 // Bytes of results gathered on the stack per streamed block (NOTE [Streaming stores]).
 inline constexpr int64_t kStreamBytes = 8 << 10;
+// A streamed block cut from a longer loop: smaller, so that its arithmetic, its loads and
+// its stores alternate finely (NOTE [Stream prefetch]).
+inline constexpr int64_t kStreamCutBytes = 1 << 10;
+// How far ahead of a streamed block its contiguous loads are prefetched.
+inline constexpr int64_t kStreamAheadBytes = 4 << 10;
 // The shortest row of results that streams (NOTE [Streaming stores]).
 inline constexpr int64_t kMinStreamRow = 1 << 10;
 // Smallest input, in bytes, whose next row is prefetched (NOTE [Row prefetch]).
@@ -53,6 +58,8 @@ struct Renderer {
   // bounds of the block being written.
   int64_t stream_chunk = 0;
   std::string stream_lo, stream_hi;
+  // NOTE [Stream prefetch]: the loads a streamed block cut from a longer loop prefetches.
+  std::vector<int> stream_loads;
   // NOTE [Row prefetch]: the reduction whose loop prefetches the next row, the loads it
   // prefetches and the outermost output var they move with.
   int prefetch_host = -1, prefetch_row = -1;
@@ -134,6 +141,7 @@ struct Renderer {
   int transpose_tile() const;
   int open_transpose_tiles(int tile, int depth);
   bool loads_contiguous(int id, int v) const;
+  void plan_stream_prefetch(int v);
   bool loads_below(int id, int target) const;
   void plan_row_caches(const ReducePlacement& hoist);
   bool same_expr(int a, int b, int r, int x) const;

@@ -34,6 +34,7 @@ check(lambda t: t > 0, x)
 check(lambda t: t.half() * 2, x)
 check(lambda t: t.bfloat16() + 1, x)
 check(lambda t: torch.complex(t, -t) * 2, x)
+check(lambda t, u: t * u + t.flip(0), x, x.double())  # two widths prefetched, one walk back
 
 # A destination one element off alignment: the neighbours on both sides keep their values.
 for dt in (torch.float32, torch.float64, torch.float16, torch.uint8):
@@ -79,10 +80,14 @@ def test_streamed_outputs_match_cpu(tmp_path):
     out = run_child({"LOOM_STREAM_BYTES": "4096", "LOOM_DEBUG": "4",
                      "LOOM_CACHE_DIR": str(tmp_path)})
     assert out.returncode == 0, out.stderr[-4000:]
-    assert out.stdout.split()[-2:] == ["checks", "28"]
+    assert out.stdout.split()[-2:] == ["checks", "29"]
     # The kernels did take the streaming path, and a softmax over rows of 4 KB prefetched.
     assert out.stderr.count("loom_stream(&p0") >= 20
     assert "__builtin_prefetch(&p1[" in out.stderr
+    # Blocks cut from a longer loop prefetch their contiguous loads ahead (NOTE [Stream
+    # prefetch]): a line at a time, 4 KB on, whatever the element's width.
+    assert "x0 < x0e + 1024LL; x0 += 16LL) __builtin_prefetch(&p1[" in out.stderr
+    assert "x0 < x0e + 512LL; x0 += 8LL) __builtin_prefetch(&p" in out.stderr
 
 
 def test_streaming_off(tmp_path):
