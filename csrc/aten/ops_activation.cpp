@@ -43,7 +43,7 @@ NodeRef gelu(const NodeRef& x, c10::string_view approximate) {
     NodeRef inner = beta * (x + kappa * (x * x * x));
     return 0.5 * x * (1.0 + tanh(inner));
   }
-  return x * 0.5 * (1.0 + erf(x * M_SQRT1_2));
+  return x * normal_cdf(x);
 }
 
 NodeRef gelu_backward(const NodeRef& dy, const NodeRef& x, c10::string_view approximate) {
@@ -59,7 +59,7 @@ NodeRef gelu_backward(const NodeRef& dy, const NodeRef& x, c10::string_view appr
     return dy * (left_derivative + right_derivative);
   }
   const double alpha = M_2_SQRTPI * M_SQRT1_2 * 0.5;
-  NodeRef cdf = 0.5 * (1.0 + erf(x * M_SQRT1_2));
+  NodeRef cdf = normal_cdf(x);
   NodeRef pdf = alpha * exp(x * x * -0.5);
   return dy * (cdf + x * pdf);
 }

@@ -166,6 +166,8 @@ inline NodeRef log(const NodeRef& a) { return unary(Op::Log, a); }
 inline NodeRef log1p(const NodeRef& a) { return unary(Op::Log1p, a); }
 inline NodeRef tanh(const NodeRef& a) { return unary(Op::Tanh, a); }
 inline NodeRef erf(const NodeRef& a) { return unary(Op::Erf, a); }
+// (1 + erf(x / sqrt 2)) / 2 to GELU's accuracy (NOTE [GELU's normal CDF]).
+inline NodeRef normal_cdf(const NodeRef& a) { return unary(Op::NormalCdf, a); }
 inline NodeRef abs(const NodeRef& a) { return unary(Op::Abs, a); }
 inline NodeRef isnan(const NodeRef& a) { return unary(Op::IsNan, a); }
 // NaN-propagating, as PyTorch's clamp and vectorized minimum/maximum.

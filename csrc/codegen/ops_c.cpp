@@ -271,6 +271,32 @@ static inline float loom_tanhf(float x) {
   float r = a < 0.625f ? small : big;
   return loom_bitsf(loom_fbits(r) | (loom_fbits(x) & 0x80000000u));
 }
+/* NOTE [GELU's normal CDF]: Phi(x) = (1 + erf(x / sqrt 2)) / 2, the gate of exact GELU, as
+   1/2 + x P(x^2) / Q(x^2): a rational of degrees 5 and 5, relative error 1.9e-8 on
+   |x| <= 5.5437 (= 3.92 sqrt 2), where 1 + erf rounds to 0 and 2 in float; 0 and 1 beyond.
+   Its error in float is absolute, at most 2e-7 (swept over every float), as PyTorch's
+   own GELU has it: CPU GELU uses an erf with an absolute error of 1.5e-7 and rounds
+   1 + erf, so that for x < 0 neither keeps relative accuracy, and GELU's error over |x|
+   is 2.0e-7 here against 2.7e-7 there. It costs half of 1 + erf (loom_erff, two
+   branches and an exp): layer norm + GELU, 8192x1024, 6.0 -> 3.8 ms in a C harness. */
+static inline float loom_ncdff(float x) {
+  float s = x * x;
+  float p = LOOM_FMAF(2.2650523234801767e-08f, s, 6.295046205195831e-06f);
+  p = LOOM_FMAF(p, s, 0.00016641606634948403f);
+  p = LOOM_FMAF(p, s, 0.0046623582020401955f);
+  p = LOOM_FMAF(p, s, 0.03365922346711159f);
+  p = LOOM_FMAF(p, s, 0.3989422619342804f);
+  float q = LOOM_FMAF(1.1903650829481194e-06f, s, 7.265766180353239e-05f);
+  q = LOOM_FMAF(q, s, 0.0018711391603574157f);
+  q = LOOM_FMAF(q, s, 0.02852715738117695f);
+  q = LOOM_FMAF(q, s, 0.2510375380516052f);
+  q = LOOM_FMAF(q, s, 1.0f);
+  float r = LOOM_FMAF(x, p / q, 0.5f);
+  r = r < 0.0f ? 0.0f : r; /* rounding takes it 1.4e-7 past either end near them */
+  r = r > 1.0f ? 1.0f : r;
+  r = x < -5.5437171645025325f ? 0.0f : r;
+  return x > 5.5437171645025325f ? 1.0f : r;
+}
 static inline float loom_erff(float x) {
   float a = loom_bitsf(loom_fbits(x) & 0x7fffffffu);
   float a2 = a * a;
@@ -453,6 +479,9 @@ std::string c_op(Op op, DType in, DType out, const std::vector<std::string>& a) 
     case Op::Cosh: e = fn("cosh", in) + x(0); break;
     case Op::Tanh: e = vec_fn("tanh", in) + x(0); break;
     case Op::Erf: e = vec_fn("erf", in) + x(0); break;
+    case Op::NormalCdf:
+      e = single(in) ? "loom_ncdff" + x(0) : "(0.5 * (1 + erf(" + x(0) + " * 0.70710678118654752440)))";
+      break;
     case Op::Lgamma: e = (single(in) ? "loom_lgammaf" : "loom_lgamma") + x(0); break;
     case Op::Digamma: e = (single(in) ? "loom_digammaf" : "loom_digamma") + x(0); break;
     case Op::Trigamma: e = (single(in) ? "loom_trigammaf" : "loom_trigamma") + x(0); break;

@@ -18,7 +18,7 @@ namespace loom::c_render {
 // kernel writing 64 MB moves 128). Such a kernel gathers each block of kStreamBytes of
 // results on the stack, where the innermost output loop vectorizes as before, then writes
 // the block with non-temporal stores (loom_stream, c_stream_prelude). Softmax over
-// 4096x4096 floats: 12.8 -> 10.2 ms on two threads here. Rows shorter than
+// 4096x4096 floats: 12.8 -> 10.2 ms on two threads here (8 KB blocks). Rows shorter than
 // kMinStreamRow do not stream. The threshold comes from the
 // machine's cache size (one instance of it: glibc's sysconf reports a whole socket's),
 // as the compiler flags come from its instruction set. LOOM_STREAM_BYTES overrides it (0:
@@ -300,9 +300,9 @@ int64_t Renderer::stream_block() const {
   // a time, with no whole line among them: each copy would cost more than it saves.
   if (outs.size() > 1 && inner * size < kMinStreamRow) return 0;
   // A row of up to two blocks is one block, with its loop's constant trip count; a longer
-  // loop is cut into smaller blocks (NOTE [Stream prefetch]).
-  if (outs.size() > 1 && inner <= 2 * kStreamBytes / size) return inner;
-  return std::max<int64_t>(1, kStreamCutBytes / size);
+  // loop is cut into blocks (NOTE [Stream prefetch]).
+  const int64_t block = std::max<int64_t>(1, kStreamBytes / size);
+  return outs.size() > 1 && inner <= 2 * block ? inner : block;
 }
 
 // NOTE [Stream prefetch]: a streaming kernel's arithmetic and its memory traffic took
@@ -310,20 +310,29 @@ int64_t Renderer::stream_block() const {
 // alone plus its copy alone, the hardware prefetcher keeping too few lines in flight
 // while the vector unit works. A block cut from a longer loop now prefetches, a line at a
 // time, what its contiguous loads will read kStreamAheadBytes on, and the blocks are
-// 1 KB, so that loads, arithmetic and the block's non-temporal stores alternate finely.
-// In the bench, alternated three times: the chain 8.8-9.2 -> 7.1-7.7 ms, the triad probe
-// 26.1-27.7 -> 28.9-29.9 GB/s. In a C harness the prefetches alone, on 8 KB blocks,
-// bought nothing, and prefetches that skip the caches (locality 0) cost twice the time.
+// 1 KB (they were 8 KB), so that loads, arithmetic and the block's non-temporal stores
+// alternate finely. Rows longer than two blocks are cut too, and a row's next row is then
+// fetched while this one's outputs are computed: only loads that move with the rows are
+// prefetched (a row of weights that every row reads stays in cache). In the bench,
+// alternated three times: the chain 8.8-9.2 -> 7.1-7.7 ms, the triad probe 26.1-27.7 ->
+// 28.9-29.9 GB/s; rows cut: layer norm + GELU 4.5-4.8 -> 3.7-4.1 ms, softmax 7.9-8.5 ->
+// 7.4-8.2 (both still prefetch their next row in their last reduction too: without it,
+// softmax 9.2-9.8 ms). In a C harness the prefetches alone, on 8 KB blocks, bought
+// nothing, and prefetches that skip the caches (locality 0) cost twice the time.
 void Renderer::plan_stream_prefetch(int v) {
   std::set<std::string> seen;
   const std::vector<int> outs = output_vars();
   for (size_t id = 0; id < k.nodes.size() && stream_loads.size() < 4; ++id) {
     const LNode& n = k.nodes[id];
     if (n.op != Op::Load || n.slot >= 0 || coef(n.index, v) != 1) continue;
-    bool outer_only = true;
-    for (int u = 0; u < int(k.var_size.size()); ++u)
-      outer_only &= !coef(n.index, u) || std::find(outs.begin(), outs.end(), u) != outs.end();
-    if (outer_only && seen.insert(std::to_string(n.param) + ":" + index_str(k, n.index)).second)
+    // Only loads that move with the rows: a row of weights every row reads stays cached.
+    bool outer_only = true, moves = outs.size() == 1;
+    for (int u = 0; u < int(k.var_size.size()); ++u) {
+      const bool out = std::find(outs.begin(), outs.end(), u) != outs.end();
+      outer_only &= !coef(n.index, u) || out;
+      moves |= out && u != v && coef(n.index, u);
+    }
+    if (outer_only && moves && seen.insert(std::to_string(n.param) + ":" + index_str(k, n.index)).second)
       stream_loads.push_back(int(id));
   }
 }

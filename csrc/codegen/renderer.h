@@ -29,11 +29,10 @@ inline constexpr int kMaxLanedGroup = 3;
 inline constexpr int64_t kMaxRowBytes = 64 << 10;
 // Bytes of accumulators per block of a column reduction (column_tile).
 inline constexpr int64_t kColumnBytes = 16 << 10;
-// Bytes of results gathered on the stack per streamed block (NOTE [Streaming stores]).
-inline constexpr int64_t kStreamBytes = 8 << 10;
-// A streamed block cut from a longer loop: smaller, so that its arithmetic, its loads and
-// its stores alternate finely (NOTE [Stream prefetch]).
-inline constexpr int64_t kStreamCutBytes = 1 << 10;
+// Bytes of results gathered on the stack per streamed block (NOTE [Streaming stores]):
+// few, so that a block's arithmetic, its loads and its stores alternate finely (NOTE
+// [Stream prefetch]).
+inline constexpr int64_t kStreamBytes = 1 << 10;
 // How far ahead of a streamed block its contiguous loads are prefetched.
 inline constexpr int64_t kStreamAheadBytes = 4 << 10;
 // The shortest row of results that streams (NOTE [Streaming stores]).

@@ -38,6 +38,7 @@ namespace loom {
   X(Erfinv, 1, Unary) X(Ndtri, 1, Unary) X(I0, 1, Unary) X(I0e, 1, Unary)            \
   X(I1, 1, Unary) X(I1e, 1, Unary) X(FrexpMantissa, 1, Unary)                        \
   X(FrexpExponent, 1, Unary) X(Erfcx, 1, Unary) X(Bessel, 1, Unary)                  \
+  X(NormalCdf, 1, Unary)                                                             \
   X(Ceil, 1, Unary) X(Round, 1, Unary) X(Trunc, 1, Unary) X(Frac, 1, Unary)          \
   X(Sign, 1, Unary) X(Reciprocal, 1, Unary) X(IsNan, 1, Unary) X(IsInf, 1, Unary)    \
   X(IsFinite, 1, Unary) X(LogicalNot, 1, Unary) X(BitwiseNot, 1, Unary)              \

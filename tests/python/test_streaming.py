@@ -94,3 +94,25 @@ def test_streaming_off(tmp_path):
     out = run_child({"LOOM_STREAM_BYTES": "0", "LOOM_DEBUG": "4", "LOOM_CACHE_DIR": str(tmp_path)})
     assert out.returncode == 0, out.stderr[-4000:]
     assert "void kernel" in out.stderr and "loom_stream(&p0" not in out.stderr
+
+
+ROWS_CHILD = r"""
+import torch, loom
+import torch.nn.functional as F
+x, w, b = torch.randn(64, 3000), torch.randn(3000), torch.randn(3000)
+got = F.gelu(F.layer_norm(x.to(loom.device), (3000,), w.to(loom.device), b.to(loom.device)))
+torch.testing.assert_close(got.cpu(), F.gelu(F.layer_norm(x, (3000,), w, b)), rtol=1e-5, atol=1e-5)
+print("ok")
+"""
+
+
+def test_cut_rows_prefetch_only_what_moves_with_them(tmp_path):
+    """A row longer than two blocks is cut into blocks, each prefetching what the next row's
+    block will read (NOTE [Stream prefetch]); the weights every row reads are not."""
+    env = dict(os.environ, LOOM_STREAM_BYTES="4096", LOOM_DEBUG="4", LOOM_CACHE_DIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", ROWS_CHILD], env=env, capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0 and out.stdout.split() == ["ok"], out.stderr[-4000:]
+    src = out.stderr[out.stderr.index("void kernel"):]
+    assert "x1o += 256LL" in src
+    assert src.count("x1 < x1e + 1024LL; x1 += 16LL) __builtin_prefetch(&p") == 1

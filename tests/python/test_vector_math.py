@@ -105,6 +105,65 @@ def test_float64_is_libm(name, fn, ulps):
                                equal_nan=True)
 
 
+def _gelu_exact(x):
+    """GELU in float64 through erfc, accurate in both tails."""
+    return x * 0.5 * torch.special.erfc(-x / math.sqrt(2))
+
+
+def test_gelu_error_is_absolute_as_on_the_cpu():
+    """Exact GELU's normal CDF (NOTE [GELU's normal CDF]) is good to 2e-7 absolute, as the
+    CPU's GELU is: x * Phi(x) is off by at most 2.5e-7 |x| (1.7e-7 here), plus half the
+    smallest subnormal where x * Phi(x) is one."""
+    x = _values()
+    x = x[x.isfinite()]
+    exact = _gelu_exact(x.double())
+    got = torch.nn.functional.gelu(x.to(loom.device)).cpu().double()
+    err = (got - exact).abs()
+    bound = 2.5e-7 * x.double().abs() + 2.0 ** -150
+    worst = int((err - bound).argmax())
+    assert (err <= bound).all(), f"gelu({x[worst].item()!r}) = {got[worst].item()!r}, " \
+                                 f"want {exact[worst].item()!r}"
+    # The bound is the CPU's own: its GELU is off by more than 2.5e-7 |x| on these values.
+    cpu = torch.nn.functional.gelu(x).double()
+    normal = (x.abs() < 10) & (x.abs() > 1e-30)
+    assert ((cpu - exact).abs() / x.double().abs())[normal].max() > 2.5e-7
+    # Beyond |x| = 5.54 the gate is 0 or 1 (1 + erf rounds to 0 or 2 in float): no value of
+    # the wrong sign near there.
+    near = torch.tensor([5.5, 5.54, 5.5437, 5.2446])
+    assert (torch.nn.functional.gelu(near.to(loom.device)).cpu() <= near).all()
+    assert (torch.nn.functional.gelu(-near.to(loom.device)).cpu() <= 0).all()
+    big = torch.tensor([5.545, 6.0, 1e4, 3e38])
+    assert torch.equal(torch.nn.functional.gelu(big.to(loom.device)).cpu(), big)
+    assert (torch.nn.functional.gelu(-big.to(loom.device)).cpu() == 0).all()
+
+
+def test_gelu_specials_and_backward():
+    s = _specials()
+    for approximate in ("none", "tanh"):
+        want = torch.nn.functional.gelu(s, approximate=approximate)
+        got = torch.nn.functional.gelu(s.to(loom.device), approximate=approximate).cpu()
+        assert torch.equal(got.isnan(), want.isnan())
+        assert torch.equal(got.isinf(), want.isinf())
+        fin = want.isfinite()
+        torch.testing.assert_close(got[fin], want[fin])
+    x = torch.linspace(-12, 12, 400_001)
+    dy = torch.ones_like(x)
+    xd = x.double()
+    exact = 0.5 * torch.special.erfc(-xd / math.sqrt(2)) + xd * torch.exp(-xd * xd / 2) / math.sqrt(2 * math.pi)
+    got = torch.ops.aten.gelu_backward(dy.to(loom.device), x.to(loom.device)).cpu().double()
+    assert (got - exact).abs().max() < 4e-7
+    cpu = torch.ops.aten.gelu_backward(dy, x).double()
+    assert (cpu - exact).abs().max() < 4e-7
+
+
+def test_gelu_float64_is_libm():
+    """float64 keeps x / 2 (1 + erf(x / sqrt 2)) with libm's erf: within a unit in the last
+    place of 1 + erf of the CPU's (whose erf is its own vectorized one)."""
+    x = torch.linspace(-12, 12, 10_001, dtype=torch.float64)
+    got = torch.nn.functional.gelu(x.to(loom.device)).cpu()
+    torch.testing.assert_close(got, torch.nn.functional.gelu(x), atol=1e-15, rtol=1e-15)
+
+
 # Row lengths around the lane count (32 floats, 16 doubles) and its multiples.
 LENGTHS = [1, 31, 32, 63, 64, 65, 96, 100, 129, 4097]
 
