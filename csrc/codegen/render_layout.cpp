@@ -313,18 +313,34 @@ int64_t Renderer::stream_block() const {
 // 1 KB (they were 8 KB), so that loads, arithmetic and the block's non-temporal stores
 // alternate finely. Rows longer than two blocks are cut too, and a row's next row is then
 // fetched while this one's outputs are computed: only loads that move with the rows are
-// prefetched (a row of weights that every row reads stays in cache). In the bench,
+// prefetched (a row of weights that every row reads stays in cache), and only those the
+// output loop evaluates (softmax's reads exp(x - max) back from its sum's row cache, not
+// x). In the bench,
 // alternated three times: the chain 8.8-9.2 -> 7.1-7.7 ms, the triad probe 26.1-27.7 ->
 // 28.9-29.9 GB/s; rows cut: layer norm + GELU 4.5-4.8 -> 3.7-4.1 ms, softmax 7.9-8.5 ->
 // 7.4-8.2 (both still prefetch their next row in their last reduction too: without it,
 // softmax 9.2-9.8 ms). In a C harness the prefetches alone, on 8 KB blocks, bought
 // nothing, and prefetches that skip the caches (locality 0) cost twice the time.
 void Renderer::plan_stream_prefetch(int v) {
+  // The loads the output loop evaluates: not those of reductions, nor those below a value
+  // it reads back from a row cache (softmax's input, whose exp its sum kept).
+  std::vector<bool> reached(k.nodes.size());
+  std::vector<int> todo{k.root};
+  while (!todo.empty()) {
+    const int i = todo.back();
+    todo.pop_back();
+    if (reached[i]) continue;
+    reached[i] = true;
+    bool cached = false;
+    for (const auto& [r, m] : row_cache) cached |= m == i;
+    if (k.nodes[i].op == Op::Reduce || cached) continue;
+    for (int s : k.nodes[i].src) todo.push_back(s);
+  }
   std::set<std::string> seen;
   const std::vector<int> outs = output_vars();
   for (size_t id = 0; id < k.nodes.size() && stream_loads.size() < 4; ++id) {
     const LNode& n = k.nodes[id];
-    if (n.op != Op::Load || n.slot >= 0 || coef(n.index, v) != 1) continue;
+    if (!reached[id] || n.op != Op::Load || n.slot >= 0 || coef(n.index, v) != 1) continue;
     // Only loads that move with the rows: a row of weights every row reads stays cached.
     bool outer_only = true, moves = outs.size() == 1;
     for (int u = 0; u < int(k.var_size.size()); ++u) {

@@ -5,6 +5,7 @@ The threshold for streaming is half the machine's last-level cache; the child pr
 below sets LOOM_STREAM_BYTES low so that every output here streams, and checks each
 result, and what is left around it, against the CPU."""
 import os
+import re
 import subprocess
 import sys
 
@@ -102,17 +103,28 @@ import torch.nn.functional as F
 x, w, b = torch.randn(64, 3000), torch.randn(3000), torch.randn(3000)
 got = F.gelu(F.layer_norm(x.to(loom.device), (3000,), w.to(loom.device), b.to(loom.device)))
 torch.testing.assert_close(got.cpu(), F.gelu(F.layer_norm(x, (3000,), w, b)), rtol=1e-5, atol=1e-5)
+import sys
+print("SOFTMAX", file=sys.stderr, flush=True)
+got = torch.softmax(x.to(loom.device) * 2, 1)
+torch.testing.assert_close(got.cpu(), torch.softmax(x * 2, 1), rtol=1e-5, atol=1e-6)
 print("ok")
 """
 
 
 def test_cut_rows_prefetch_only_what_moves_with_them(tmp_path):
     """A row longer than two blocks is cut into blocks, each prefetching what the next row's
-    block will read (NOTE [Stream prefetch]); the weights every row reads are not."""
+    block will read (NOTE [Stream prefetch]); the weights every row reads are not, nor
+    what the output loop does not read."""
     env = dict(os.environ, LOOM_STREAM_BYTES="4096", LOOM_DEBUG="4", LOOM_CACHE_DIR=str(tmp_path))
     out = subprocess.run([sys.executable, "-c", ROWS_CHILD], env=env, capture_output=True,
                          text=True, timeout=600)
     assert out.returncode == 0 and out.stdout.split() == ["ok"], out.stderr[-4000:]
-    src = out.stderr[out.stderr.index("void kernel"):]
+    ln, softmax = out.stderr.split("SOFTMAX")
+    src = ln[ln.index("void kernel"):]
     assert "x1o += 256LL" in src
     assert src.count("x1 < x1e + 1024LL; x1 += 16LL) __builtin_prefetch(&p") == 1
+    # Softmax's output loop reads exp(x - max) back from its sum's row cache, not x: its
+    # blocks prefetch nothing.
+    src = softmax[softmax.index("void kernel"):]
+    assert "x1o += 256LL" in src and re.search(r"\(row\d+\[x1\]\)", src)
+    assert "x1e + " not in src
