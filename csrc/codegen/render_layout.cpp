@@ -315,13 +315,14 @@ int64_t Renderer::stream_block() const {
 // fetched while this one's outputs are computed: only loads that move with the rows are
 // prefetched (a row of weights that every row reads stays in cache), and only those the
 // output loop evaluates (softmax's reads exp(x - max) back from its sum's row cache, not
-// x). In the bench,
-// alternated three times: the chain 8.8-9.2 -> 7.1-7.7 ms, the triad probe 26.1-27.7 ->
-// 28.9-29.9 GB/s; rows cut: layer norm + GELU 4.5-4.8 -> 3.7-4.1 ms, softmax 7.9-8.5 ->
-// 7.4-8.2 (both still prefetch their next row in their last reduction too: without it,
-// softmax 9.2-9.8 ms). In a C harness the prefetches alone, on 8 KB blocks, bought
-// nothing, and prefetches that skip the caches (locality 0) cost twice the time.
+// x). In the bench, alternated three times: the chain 8.8-9.2 -> 7.1-7.7 ms, the triad
+// probe 26.1-27.7 -> 28.9-29.9 GB/s; rows cut: layer norm + GELU 4.5-4.8 -> 3.7-4.1 ms,
+// softmax 7.9-8.5 -> 7.4-8.2 (both still prefetch their next row in their last reduction
+// too: without that, softmax 9.2-9.8 ms). In a C harness the prefetches alone, on 8 KB
+// blocks, bought nothing, and prefetches that skip the caches (locality 0) cost twice
+// the time.
 void Renderer::plan_stream_prefetch(int v) {
+  stream_loads.clear();
   // The loads the output loop evaluates: not those of reductions, nor those below a value
   // it reads back from a row cache (softmax's input, whose exp its sum kept).
   std::vector<bool> reached(k.nodes.size());
@@ -348,8 +349,8 @@ void Renderer::plan_stream_prefetch(int v) {
       outer_only &= !coef(n.index, u) || out;
       moves |= out && u != v && coef(n.index, u);
     }
-    if (outer_only && moves && seen.insert(std::to_string(n.param) + ":" + index_str(k, n.index)).second)
-      stream_loads.push_back(int(id));
+    const std::string at = std::to_string(n.param) + ":" + index_str(k, n.index);
+    if (outer_only && moves && seen.insert(at).second) stream_loads.push_back(int(id));
   }
 }
 
