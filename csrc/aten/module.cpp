@@ -37,6 +37,7 @@ MetricsSnapshot snapshot() {
   s.counters = {
       {"kernels_run", m.kernels_run.load()},
       {"kernels_compiled", m.kernels_compiled.load()},
+      {"kernels_optimized", m.kernels_optimized.load()},
       {"compile_us", m.compile_us.load()},
       {"load_us", m.load_us.load()},
       {"cache_hits", m.cache_hits.load()},

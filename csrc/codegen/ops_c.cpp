@@ -55,6 +55,15 @@ static inline float loom_fdiv_f32(float a, float b) {
 static inline double loom_rem_f64(double a, double b) { double m = fmod(a, b); if (m != 0 && ((b < 0) != (m < 0))) m += b; return m; }
 static inline float loom_rem_f32(float a, float b) { float m = fmodf(a, b); if (m != 0 && ((b < 0) != (m < 0))) m += b; return m; }
 static inline double loom_i2d(int64_t i) { union { int64_t i; double d; } u; u.i = i; return u.d; }
+/* NOTE [Float to integer]: C leaves a float outside the integer type's range undefined,
+   and an optimizing compiler used that: a vectorized float -> uint8 cast of -2312.5 gave
+   another value than at -O0 and than the CPU. These are x86's own conversions, which the
+   CPU's kernels run: truncation to int32 (to int64 for int64), the lowest integer for
+   anything out of range or NaN, and narrower types keep the low bits of the int32. */
+static inline int32_t loom_f2i(float x) { return x >= -0x1p31f && x < 0x1p31f ? (int32_t)x : INT32_MIN; }
+static inline int32_t loom_d2i(double x) { return x > -0x1p31 - 1 && x < 0x1p31 ? (int32_t)x : INT32_MIN; }
+static inline int64_t loom_f2l(float x) { return x >= -0x1p63f && x < 0x1p63f ? (int64_t)x : INT64_MIN; }
+static inline int64_t loom_d2l(double x) { return x >= -0x1p63 && x < 0x1p63 ? (int64_t)x : INT64_MIN; }
 /* Complex products, quotients and |z| by the plain formulas PyTorch's CPU kernels use
    (c10::complex and its vectorized code), not C's Annex G ones. */
 #define LOOM_COMPLEX(T, s) \
@@ -443,6 +452,11 @@ std::string c_cast(DType from, DType to, const std::string& a) {
   if (to == DType::Float16) return "loom_rh((float)(" + a + "))";
   if (to == DType::Complex32) return "loom_rch((float _Complex)(" + a + "))";
   if (to == DType::BFloat16) return "loom_rb((float)(" + a + "))";
+  if (is_floating(from) && !is_complex(to) && !is_floating(to)) {  // NOTE [Float to integer]
+    const bool wide = to == DType::Int64, dbl = from == DType::Float64;
+    const std::string f = wide ? (dbl ? "loom_d2l(" : "loom_f2l(") : (dbl ? "loom_d2i(" : "loom_f2i(");
+    return "(" + std::string(compute_ctype(to)) + ")" + f + a + ")";
+  }
   return "(" + std::string(compute_ctype(to)) + ")(" + a + ")";
 }
 

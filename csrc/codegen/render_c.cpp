@@ -21,6 +21,50 @@ std::string index_str(const LKernel& k, const Affine& a) {
   return s;
 }
 
+Renderer::Renderer(const LKernel& kernel) : k(kernel), uses(kernel.nodes.size()) {
+  for (const LNode& n : k.nodes)
+    for (int s : n.src) ++uses[size_t(s)];
+  if (k.root >= 0) ++uses[size_t(k.root)];
+  if (k.out_dyn >= 0) ++uses[size_t(k.out_dyn)];
+  for (const LOutput& o : k.extra) ++uses[size_t(o.root)];
+}
+
+// NOTE [Explicit contraction]: a product added to something is rendered as one fma, as
+// compilers contract `x * y + z` across statements when allowed (-ffp-contract=fast), but
+// decided here, on the graph; the compiler contracts only within one expression
+// (-ffp-contract=on), which the source alone decides. Across statements a compiler
+// contracts by the code it has reached: after loop-invariant code motion, unrolling or
+// vectorization, or at another optimization level, the same source can round differently,
+// and a kernel compiled quickly first and optimized later (NOTE [Compile tiers],
+// runtime/compiler.cpp) must give the same bits both times. The rule is the compilers' own: a float32/float64 Mul read by
+// nothing else fuses into the Add or Sub that reads it (the first operand's when both are
+// products), or into a sum's accumulation; one that is also stored, or read back from a
+// row cache, stays a rounded product. Float16 and bfloat16 products are rounded to their
+// dtype first, so they never fuse.
+int Renderer::fusable_mul(int id) const {
+  const LNode& n = k.nodes[id];
+  if (n.op != Op::Mul || uses[size_t(id)] != 1 || find(id)) return -1;
+  if (n.dtype != DType::Float32 && n.dtype != DType::Float64) return -1;
+  for (int s : n.src)
+    if (k.nodes[s].dtype != n.dtype) return -1;
+  return id;
+}
+
+std::string Renderer::fma(DType t, const std::string& x, const std::string& y,
+                          const std::string& z) {
+  return std::string(t == DType::Float32 ? "__builtin_fmaf(" : "__builtin_fma(") + x + ", " + y +
+         ", " + z + ")";
+}
+
+std::string Renderer::sum_with(DType t, const std::string& acc, int id, int depth) {
+  if (k.nodes[id].dtype == t && fusable_mul(id) >= 0) {
+    const LNode& m = k.nodes[id];
+    std::string x = emit(m.src[0], depth), y = emit(m.src[1], depth);
+    return fma(t, x, y, acc);
+  }
+  return c_reduce_combine(ReduceKind::Sum, t, acc, emit(id, depth));
+}
+
 // Emits the statements computing node `id` at this depth; returns its C name.
 std::string Renderer::emit(int id, int depth) {
   if (const std::string* s = find(id)) return *s;
@@ -101,6 +145,20 @@ std::string Renderer::emit(int id, int depth) {
                    emit(n.src[1], depth));
       break;
     default: {
+      if ((n.op == Op::Add || n.op == Op::Sub) && (n.dtype == DType::Float32 || n.dtype == DType::Float64) &&
+          k.nodes[n.src[0]].dtype == n.dtype && k.nodes[n.src[1]].dtype == n.dtype) {
+        const int m0 = fusable_mul(n.src[0]), m1 = m0 >= 0 ? -1 : fusable_mul(n.src[1]);
+        if (m0 >= 0 || m1 >= 0) {
+          const LNode& m = k.nodes[m0 >= 0 ? m0 : m1];
+          std::string x = emit(m.src[0], depth), y = emit(m.src[1], depth);
+          std::string z = emit(n.src[m0 >= 0 ? 1 : 0], depth);
+          if (m0 >= 0)  // x * y + z, x * y - z
+            e = fma(n.dtype, x, y, n.op == Op::Add ? z : "-" + z);
+          else  // z + x * y, z - x * y
+            e = fma(n.dtype, n.op == Op::Add ? x : "-" + x, y, z);
+          break;
+        }
+      }
       std::vector<std::string> args;
       for (int s : n.src) args.push_back(emit(s, depth));
       DType in = k.nodes[n.src.back()].dtype;  // Where's condition is first
@@ -206,9 +264,15 @@ std::string Renderer::emit_reduce(int id, int depth) {
         line(at, "const int64_t " + var_name(k, k.nodes[group[g]].vars[i]) + " = " +
                      var_name(k, first.vars[i]) + ";");
     for (const Acc& a : accs) {
-      std::string v = emit(k.nodes[a.id].src[0], at);
-      if (a.id == id && cached != row_cache.end())
-        line(at, row + "[" + var_name(k, first.vars[0]) + "] = " + v + ";");
+      const int summand = k.nodes[a.id].src[0];
+      const bool row_cached = a.id == id && cached != row_cache.end();
+      if (a.kind == ReduceKind::Sum && !row_cached && (a.acc_t == DType::Float32 || a.acc_t == DType::Float64)) {
+        const std::string s = lanes ? a.lacc + "[" + l + "]" : a.acc;  // NOTE [Explicit contraction]
+        line(at, s + " = " + sum_with(a.acc_t, s, summand, at) + ";");
+        continue;
+      }
+      std::string v = emit(summand, at);
+      if (row_cached) line(at, row + "[" + var_name(k, first.vars[0]) + "] = " + v + ";");
       if (a.keyed) {
         const std::string nan_key =
             std::string(a.wide ? "INT64" : "INT32") + (a.mx ? "_MAX" : "_MIN");

@@ -16,6 +16,9 @@ struct Metrics {
   std::atomic<int64_t> disk_rejects{0};
   // Kernels unloaded to bound the loaded set (NOTE [Loaded kernels] in runtime/compiler.cpp).
   std::atomic<int64_t> kernels_unloaded{0};
+  // Kernels compiled quickly first, then again optimized (NOTE [Compile tiers] in
+  // runtime/compiler.cpp); each is one of kernels_compiled, once.
+  std::atomic<int64_t> kernels_optimized{0};
   std::atomic<int64_t> compile_us{0};  // wall time spent in the C compiler
   std::atomic<int64_t> load_us{0};     // wall time spent loading kernels from the disk cache
   // Kernels run from a plan, without lowering (NOTE [Kernel plans] in runtime/plan.h).

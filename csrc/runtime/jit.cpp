@@ -43,9 +43,10 @@ namespace jit {
 // compiles the same source to an object in memory in a third to a half of that, and ORC
 // links the object in a fraction of a millisecond, where dlopen of a shared object takes
 // longer. The flags are the external compiler's (NOTE [Kernel flags]) in clang's
-// spelling, resolved once by clang's driver for this machine (-march=native); the GNU
-// dialect's FMA contraction is asked for explicitly, since gcc's C default forms FMAs and
-// clang's does not, and so are 512-bit vectors where the machine has them: gcc used them
+// spelling, resolved once by clang's driver for this machine (-march=native); FMAs are
+// formed only within one C expression (-ffp-contract=on: the prelude's formulas, written
+// as the CPU's code that gcc contracts) and where the renderer writes them (NOTE [Explicit
+// contraction]), and 512-bit vectors are asked for where the machine has them: gcc used them
 // for the reductions' 32-lane loops, and clang's 256-bit default made the softmax and
 // layer-norm kernels 20-40% slower. Library calls stay scalar calls into libm, as with
 // gcc, so both compilers call the same functions. Every kernel links into a JITDylib of
@@ -58,15 +59,17 @@ namespace {
 const char* kPlaceholder = "loom_kernel.c";
 
 struct State {
-  std::vector<std::string> cc1;  // clang -cc1 arguments; kPlaceholder is the input
-  std::string identity;
+  // clang -cc1 arguments, optimized and quick (NOTE [Compile tiers], runtime/compiler.cpp);
+  // kPlaceholder is the input.
+  std::vector<std::string> cc1[2];
+  std::string identity[2];
   std::unique_ptr<llvm::orc::LLJIT> lljit;
   llvm::orc::JITDylib* runtime = nullptr;  // resolves libm and libgcc symbols
   std::string error;                       // why setup failed, if it did
   std::atomic<uint64_t> next{0};
 };
 
-std::vector<std::string> driver_cc1_args(std::string* error) {
+std::vector<std::string> driver_cc1_args(bool quick, std::string* error) {
   std::vector<const char*> argv = {"clang",
                                    "-c",
                                    "-O3",
@@ -77,7 +80,7 @@ std::vector<std::string> driver_cc1_args(std::string* error) {
                                    "-fwrapv",
                                    "-fno-strict-aliasing",
                                    "-fopenmp-simd",
-                                   "-ffp-contract=fast",
+                                   "-ffp-contract=on",
                                    "-mprefer-vector-width=512",
                                    "-fPIC",
                                    "-fno-asynchronous-unwind-tables",
@@ -89,6 +92,7 @@ std::vector<std::string> driver_cc1_args(std::string* error) {
   std::istringstream split(extra ? extra : "");
   for (std::string w; split >> w;) words.push_back(w);
   for (const auto& w : words) argv.push_back(w.c_str());
+  if (quick) argv.push_back("-O0");
   for (const char* a : {kPlaceholder, "-o", "loom_kernel.o"}) argv.push_back(a);
   llvm::IntrusiveRefCntPtr<clang::DiagnosticOptions> opts = new clang::DiagnosticOptions();
   std::string log;
@@ -126,10 +130,12 @@ State& state() {
     auto* st = new State();  // leaked: linked kernels live until exit
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
-    st->cc1 = driver_cc1_args(&st->error);
-    if (st->cc1.empty()) return st;
-    st->identity = std::string("clang ") + CLANG_VERSION_STRING + " in process:";
-    for (const auto& a : st->cc1) st->identity += " " + a;
+    for (int quick = 0; quick < 2; ++quick) {
+      st->cc1[quick] = driver_cc1_args(quick, &st->error);
+      if (st->cc1[quick].empty()) return st;
+      st->identity[quick] = std::string("clang ") + CLANG_VERSION_STRING + " in process:";
+      for (const auto& a : st->cc1[quick]) st->identity[quick] += " " + a;
+    }
     auto lljit = llvm::orc::LLJITBuilder().create();
     if (!lljit) {
       st->error = llvm::toString(lljit.takeError());
@@ -204,7 +210,7 @@ bool available() {
   return s.lljit && s.runtime;
 }
 
-const std::string& identity() { return state().identity; }
+const std::string& identity(bool quick) { return state().identity[quick]; }
 
 namespace {
 
@@ -236,7 +242,8 @@ bool make_invocation(clang::CompilerInstance& ci, const std::vector<std::string>
 // kernel's errors are reported with its own line numbers.
 struct Prelude {
   std::mutex mu;
-  std::string text, dir, pch;  // pch: the precompiled file, once made
+  std::string text, dir;
+  std::string pch[2];  // the precompiled files, once made, for either tier
   bool failed = false;
 };
 
@@ -246,13 +253,13 @@ Prelude& prelude() {
 }
 
 // The precompiled prelude's path, made on first use; empty when there is none.
-std::string prelude_pch(const State& s, std::string* text) {
+std::string prelude_pch(const State& s, bool quick, std::string* text) {
   Prelude& p = prelude();
   std::lock_guard<std::mutex> g(p.mu);
   if (p.text.empty() || p.failed) return "";
   *text = p.text;
-  if (!p.pch.empty()) return p.pch;
-  const std::string key = s.identity + "\n" + p.text;
+  if (!p.pch[quick].empty()) return p.pch[quick];
+  const std::string key = s.identity[quick] + "\n" + p.text;
   char name[48];
   std::snprintf(name, sizeof name, "prelude_%016llx",
                 (unsigned long long)checksum64(key.data(), key.size()));
@@ -265,11 +272,12 @@ std::string prelude_pch(const State& s, std::string* text) {
     }
     const std::string tmp = pch + "." + std::to_string(getpid()) + ".tmp";
     std::vector<std::string> cc1;
-    for (size_t i = 0; i < s.cc1.size(); ++i) {
-      const std::string& a = s.cc1[i];
+    const std::vector<std::string>& args = s.cc1[quick];
+    for (size_t i = 0; i < args.size(); ++i) {
+      const std::string& a = args[i];
       if (a == "-emit-obj") {
         cc1.push_back("-emit-pch");
-      } else if ((a == "-x" || a == "-o") && i + 1 < s.cc1.size()) {
+      } else if ((a == "-x" || a == "-o") && i + 1 < args.size()) {
         cc1.push_back(a);
         cc1.push_back(a == "-x" ? "c-header" : tmp);
         ++i;
@@ -289,7 +297,7 @@ std::string prelude_pch(const State& s, std::string* text) {
       return "";
     }
   }
-  p.pch = pch;
+  p.pch[quick] = pch;
   return pch;
 }
 
@@ -301,11 +309,12 @@ void set_prelude(const std::string& text, const std::string& dir) {
   if (p.text == text && p.dir == dir) return;
   p.text = text;
   p.dir = dir;
-  p.pch.clear();
+  p.pch[0].clear();
+  p.pch[1].clear();
   p.failed = false;
 }
 
-bool compile(const std::string& source, const std::string& path, std::string* object,
+bool compile(const std::string& source, const std::string& path, bool quick, std::string* object,
              std::string* log) {
   State& s = state();
   if (!available()) {
@@ -313,14 +322,14 @@ bool compile(const std::string& source, const std::string& path, std::string* ob
     return false;
   }
   std::string text;
-  std::string pch = prelude_pch(s, &text);
+  std::string pch = prelude_pch(s, quick, &text);
   if (source.compare(0, text.size(), text) != 0) pch.clear();
   bool retried = false;
   for (;;) {
     log->clear();
     clang::CompilerInstance ci;
     llvm::raw_string_ostream diag_os(*log);
-    if (!make_invocation(ci, s.cc1, path, diag_os)) return false;
+    if (!make_invocation(ci, s.cc1[quick], path, diag_os)) return false;
     // The source comes from memory: what is on disk is for people to read.
     std::string body = pch.empty() ? source : source.substr(text.size());
     if (!pch.empty()) {
@@ -407,14 +416,14 @@ class Module {};
 
 bool available() { return false; }
 
-const std::string& identity() {
+const std::string& identity(bool) {
   static const std::string none;
   return none;
 }
 
 void set_prelude(const std::string&, const std::string&) {}
 
-bool compile(const std::string&, const std::string&, std::string*, std::string* log) {
+bool compile(const std::string&, const std::string&, bool, std::string*, std::string* log) {
   *log = "loom was built without LLVM and clang";
   return false;
 }

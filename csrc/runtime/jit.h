@@ -10,16 +10,17 @@ namespace jit {
 
 bool available();
 
-// The compiler's version and its arguments: part of every cache key of objects it makes.
-const std::string& identity();
+// The compiler's version and its arguments, optimizing or quick (NOTE [Compile tiers],
+// runtime/compiler.cpp): part of every cache key of objects it makes.
+const std::string& identity(bool quick = false);
 
 // The text that kernels' sources begin with, precompiled into `dir` when first used
 // (NOTE [Precompiled prelude], runtime/jit.cpp).
 void set_prelude(const std::string& text, const std::string& dir);
 
-// Compiles `source` (called `path` in diagnostics) into an ELF object. On failure returns
-// false with clang's diagnostics in `log`.
-bool compile(const std::string& source, const std::string& path, std::string* object,
+// Compiles `source` (called `path` in diagnostics) into an ELF object, at -O0 when
+// `quick`. On failure returns false with clang's diagnostics in `log`.
+bool compile(const std::string& source, const std::string& path, bool quick, std::string* object,
              std::string* log);
 
 // An object linked into the process, unlinked when destroyed.

@@ -11,6 +11,7 @@
 #include "core/fault.h"
 #include "core/metrics.h"
 #include "runtime/compiler.h"
+#include "runtime/disk_cache.h"
 #include "runtime/executor.h"
 #include "runtime/plan.h"
 #include "runtime/thread_pool.h"
@@ -48,7 +49,11 @@ KernelPlan make_plan(LKernel& k, const NodeRef& value, const std::function<std::
   if (dbg >= 5 && value) std::fprintf(stderr, "loom: graph\n%s", graph_str(value).c_str());
   if (dbg >= 3) std::fprintf(stderr, "loom: schedule %s\n%s", what().c_str(), lkernel_str(k).c_str());
   KernelPlan p;
-  p.kernel = compile_kernel(src);
+  int64_t points = 1;
+  for (int64_t n : k.var_size) points *= n;
+  const int64_t work = points * int64_t(k.nodes.size()), limit = quick_work_limit();
+  p.kernel = compile_kernel(src, limit > 0 && work < limit);  // NOTE [Compile tiers]
+  p.source_hash = checksum64(src.data(), src.size());
   if (dbg >= 4)
     std::fprintf(stderr, "loom: %s (%s)\n%s", p.kernel->name.c_str(),
                  p.kernel->source_path.c_str(), src.c_str());
@@ -80,6 +85,8 @@ KernelPlan make_plan(LKernel& k, const NodeRef& value, const std::function<std::
 uint64_t launch(const KernelPlan& p, std::vector<char*> params, std::vector<int64_t> args,
                 const std::function<std::string()>& what) {
   metrics().kernels_run++;
+  if (p.kernel->quick && ++p.kernel->runs == quick_runs())
+    p.kernel = optimized_kernel(p.kernel);  // NOTE [Compile tiers]
   if (p.recomputes) {
     metrics().reductions_recomputed++;
     if (debug_level() >= 2)
@@ -134,7 +141,7 @@ bool bind_plan(KernelPlan& p, const LKernel& k, const PlanBinding& b) {
 }
 
 bool same_plan(const KernelPlan& a, const KernelPlan& b) {
-  return a.kernel->name == b.kernel->name && a.param_mem == b.param_mem && a.slot_const == b.slot_const &&
+  return a.source_hash == b.source_hash && a.param_mem == b.param_mem && a.slot_const == b.slot_const &&
          a.checks == b.checks && a.outer == b.outer && a.grain == b.grain && a.placed == b.placed &&
          a.recomputes == b.recomputes;
 }

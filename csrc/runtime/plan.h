@@ -40,7 +40,10 @@ struct PlanBinding {
 };
 
 struct KernelPlan {
-  std::shared_ptr<const CompiledKernel> kernel;
+  // Replaced by its optimized kernel where a quick one has run enough (NOTE [Compile
+  // tiers], runtime/compiler.cpp).
+  mutable std::shared_ptr<const CompiledKernel> kernel;
+  uint64_t source_hash = 0;     // of the kernel's source, whichever tier runs it
   std::vector<int> param_mem;   // the kernel's buffer i is binding.mems[param_mem[i]]
   std::vector<int> slot_const;  // its argument slot i is binding.consts[slot_const[i]]
   std::vector<int> checks;      // fault messages of its Check nodes

@@ -90,24 +90,29 @@ TEST(Compiler, PrecompiledPrelude) {
       "void kernel(char** bufs, int64_t start, int64_t end) {\n"
       "  float* out = (float*)bufs[0];\n"
       "  for (int64_t i = start; i < end; ++i) out[i] = loom_twice((float)i);\n}\n";
+  // Each tier (NOTE [Compile tiers]) precompiles the prelude with its own arguments.
+  for (bool quick : {false, true}) {
+    std::string object, log;
+    ASSERT_TRUE(jit::compile(prelude + body, dir + "/k.c", quick, &object, &log)) << log;
+    int pch = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dir))
+      pch += e.path().extension() == ".pch";
+    EXPECT_EQ(pch, quick ? 2 : 1);
+    void* fn = nullptr;
+    std::string error;
+    jit::Module* m = jit::load(object, quick ? "pch_quick" : "pch_test", &fn, &error);
+    ASSERT_NE(m, nullptr) << error;
+    float out[8] = {};
+    char* bufs[] = {reinterpret_cast<char*>(out)};
+    reinterpret_cast<void (*)(char**, int64_t, int64_t)>(fn)(bufs, 0, 8);
+    for (int i = 0; i < 8; ++i) EXPECT_EQ(out[i], 2.0f * float(i));
+    jit::unload(m);
+  }
   std::string object, log;
-  ASSERT_TRUE(jit::compile(prelude + body, dir + "/k.c", &object, &log)) << log;
-  int pch = 0;
-  for (const auto& e : std::filesystem::directory_iterator(dir)) pch += e.path().extension() == ".pch";
-  EXPECT_EQ(pch, 1);
-  void* fn = nullptr;
-  std::string error;
-  jit::Module* m = jit::load(object, "pch_test", &fn, &error);
-  ASSERT_NE(m, nullptr) << error;
-  float out[8] = {};
-  char* bufs[] = {reinterpret_cast<char*>(out)};
-  reinterpret_cast<void (*)(char**, int64_t, int64_t)>(fn)(bufs, 0, 8);
-  for (int i = 0; i < 8; ++i) EXPECT_EQ(out[i], 2.0f * float(i));
-  jit::unload(m);
   // An error after the prelude: the whole source is compiled again, so the message has
   // the kernel's own line.
   EXPECT_FALSE(jit::compile(prelude + "void kernel(char** b, long s, long e) { not C; }\n",
-                            dir + "/bad.c", &object, &log));
+                            dir + "/bad.c", false, &object, &log));
   EXPECT_NE(log.find("bad.c:3:"), std::string::npos) << log;
   std::filesystem::remove_all(dir);
 #endif
