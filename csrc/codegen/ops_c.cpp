@@ -138,6 +138,18 @@ typedef __UINT32_TYPE__ uint32_t; typedef __UINT64_TYPE__ uint64_t;
 #else
 #define LOOM_IVDEP _Pragma("GCC ivdep")
 #endif
+/* NOTE [Lane loops]: a reduction's lane loop (one partial accumulator per lane) is for
+   the vectorizer, as one vector iteration. clang 16 unrolled a short one whole before
+   vectorizing it, then paired its lanes two by two: row sums, maxima and sums of squares
+   ran on 2-float vectors. Unrolling off alone kept the accumulators in memory; at the
+   lanes' own vector width the loop is one iteration and they stay in registers. x.sum()
+   over 16M floats 9.1-10.3 -> 3.2-5.8 ms, a row sum of 4096x4096 1.7-3.6 -> 1.4-2.3 ms. */
+#ifdef __clang__
+#define LOOM_PRAGMA(x) _Pragma(#x)
+#define LOOM_LANES(n) _Pragma("omp simd") LOOM_PRAGMA(clang loop unroll(disable) vectorize_width(n) interleave_count(1))
+#else
+#define LOOM_LANES(n) _Pragma("omp simd")
+#endif
 /* NOTE [Unpredictable selects]: a select whose other operand costs a load and a divide
    (max pooling's gradient: the window's gradient where the argmax index names the element,
    else 0) became a branch in clang's scalar code, mispredicted on random indices: the

@@ -310,7 +310,7 @@ std::string Renderer::emit_reduce(int id, int depth) {
     if (id == prefetch_host) emit_prefetches(ro, lanes, d);
     // `omp simd` (-fopenmp-simd) keeps the lane loop whole until it is vectorized, and
     // the accumulators in registers; it allows no `return`, which a Check needs.
-    line(d, k.check_in_reduce ? "#pragma GCC unroll 1" : "#pragma omp simd");
+    line(d, k.check_in_reduce ? "#pragma GCC unroll 1" : "LOOM_LANES(" + std::to_string(lanes) + ")");  // NOTE [Lane loops]
     line(d++, "for (int64_t " + l + " = 0; " + l + " < " + L + "; ++" + l + ") {");
     line(d, "const int64_t " + r + " = " + ro + " + " + l + ";");
     ++in_lanes;
