@@ -36,11 +36,11 @@ Renderer::Renderer(const LKernel& kernel) : k(kernel), uses(kernel.nodes.size())
 // contracts by the code it has reached: after loop-invariant code motion, unrolling or
 // vectorization, or at another optimization level, the same source can round differently,
 // and a kernel compiled quickly first and optimized later (NOTE [Compile tiers],
-// runtime/compiler.cpp) must give the same bits both times. The rule is the compilers' own: a float32/float64 Mul read by
-// nothing else fuses into the Add or Sub that reads it (the first operand's when both are
-// products), or into a sum's accumulation; one that is also stored, or read back from a
-// row cache, stays a rounded product. Float16 and bfloat16 products are rounded to their
-// dtype first, so they never fuse.
+// runtime/compiler.cpp) must give the same bits both times. The rule is the compilers'
+// own: a float32/float64 Mul read by nothing else fuses into the Add or Sub that reads it
+// (the first operand's when both are products), or into a sum's accumulation; one that is
+// also stored, or read back from a row cache, stays a rounded product. Float16 and
+// bfloat16 products are rounded to their dtype first, so they never fuse.
 int Renderer::fusable_mul(int id) const {
   const LNode& n = k.nodes[id];
   if (n.op != Op::Mul || uses[size_t(id)] != 1 || find(id)) return -1;
@@ -145,8 +145,9 @@ std::string Renderer::emit(int id, int depth) {
                    emit(n.src[1], depth));
       break;
     default: {
-      if ((n.op == Op::Add || n.op == Op::Sub) && (n.dtype == DType::Float32 || n.dtype == DType::Float64) &&
-          k.nodes[n.src[0]].dtype == n.dtype && k.nodes[n.src[1]].dtype == n.dtype) {
+      const bool wide = n.dtype == DType::Float32 || n.dtype == DType::Float64;
+      if ((n.op == Op::Add || n.op == Op::Sub) && wide && k.nodes[n.src[0]].dtype == n.dtype &&
+          k.nodes[n.src[1]].dtype == n.dtype) {  // NOTE [Explicit contraction]
         const int m0 = fusable_mul(n.src[0]), m1 = m0 >= 0 ? -1 : fusable_mul(n.src[1]);
         if (m0 >= 0 || m1 >= 0) {
           const LNode& m = k.nodes[m0 >= 0 ? m0 : m1];
@@ -266,8 +267,9 @@ std::string Renderer::emit_reduce(int id, int depth) {
     for (const Acc& a : accs) {
       const int summand = k.nodes[a.id].src[0];
       const bool row_cached = a.id == id && cached != row_cache.end();
-      if (a.kind == ReduceKind::Sum && !row_cached && (a.acc_t == DType::Float32 || a.acc_t == DType::Float64)) {
-        const std::string s = lanes ? a.lacc + "[" + l + "]" : a.acc;  // NOTE [Explicit contraction]
+      const bool wide = a.acc_t == DType::Float32 || a.acc_t == DType::Float64;
+      if (a.kind == ReduceKind::Sum && !row_cached && wide) {  // NOTE [Explicit contraction]
+        const std::string s = lanes ? a.lacc + "[" + l + "]" : a.acc;
         line(at, s + " = " + sum_with(a.acc_t, s, summand, at) + ";");
         continue;
       }
@@ -310,7 +312,9 @@ std::string Renderer::emit_reduce(int id, int depth) {
     if (id == prefetch_host) emit_prefetches(ro, lanes, d);
     // `omp simd` (-fopenmp-simd) keeps the lane loop whole until it is vectorized, and
     // the accumulators in registers; it allows no `return`, which a Check needs.
-    line(d, k.check_in_reduce ? "#pragma GCC unroll 1" : "LOOM_LANES(" + std::to_string(lanes) + ")");  // NOTE [Lane loops]
+    // NOTE [Lane loops]: at the lanes' own vector width.
+    line(d, k.check_in_reduce ? "#pragma GCC unroll 1"
+                              : "LOOM_LANES(" + std::to_string(lanes) + ")");
     line(d++, "for (int64_t " + l + " = 0; " + l + " < " + L + "; ++" + l + ") {");
     line(d, "const int64_t " + r + " = " + ro + " + " + l + ";");
     ++in_lanes;

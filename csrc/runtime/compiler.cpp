@@ -260,7 +260,8 @@ std::shared_ptr<CompiledKernel> build(const std::string& source, bool quick, boo
       return found(e, q);
     }
     metrics().disk_rejects++;
-    if (debug_level() >= 2) std::fprintf(stderr, "loom: cache entry %s is damaged\n", e.name.c_str());
+    if (debug_level() >= 2)
+      std::fprintf(stderr, "loom: cache entry %s is damaged\n", e.name.c_str());
   }
   const Entry e = quick ? entry(true) : full;
   // Written under temporary names and renamed, so a concurrent process never loads half
@@ -285,7 +286,8 @@ std::shared_ptr<CompiledKernel> build(const std::string& source, bool quick, boo
     }
   } else {
     int status = 0;
-    log = run_capture(e.cmd + " -o '" + e.out + tag + "' '" + e.source_path + "' " + kLibs, &status);
+    log = run_capture(e.cmd + " -o '" + e.out + tag + "' '" + e.source_path + "' " + kLibs,
+                      &status);
     ok = status == 0;
   }
   const int64_t us = std::chrono::duration_cast<std::chrono::microseconds>(
@@ -293,8 +295,8 @@ std::shared_ptr<CompiledKernel> build(const std::string& source, bool quick, boo
                          .count();
   metrics().compile_us += us;
   if (debug_level() >= 2)
-    std::fprintf(stderr, "loom: compiled %s%s in %.1f ms\n", e.name.c_str(), quick ? " (quick)" : "",
-                 us / 1e3);
+    std::fprintf(stderr, "loom: compiled %s%s in %.1f ms\n", e.name.c_str(),
+                 quick ? " (quick)" : "", us / 1e3);
   if (!ok) {
     std::remove((e.out + tag).c_str());
     throw std::runtime_error("loom: compiling kernel " + e.source_path + " failed (" +

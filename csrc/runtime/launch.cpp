@@ -85,8 +85,9 @@ KernelPlan make_plan(LKernel& k, const NodeRef& value, const std::function<std::
 uint64_t launch(const KernelPlan& p, std::vector<char*> params, std::vector<int64_t> args,
                 const std::function<std::string()>& what) {
   metrics().kernels_run++;
-  if (p.kernel->quick && ++p.kernel->runs == quick_runs())
-    p.kernel = optimized_kernel(p.kernel);  // NOTE [Compile tiers]
+  // NOTE [Compile tiers]: the runs are the kernel's, over all the plans that share it.
+  if (p.kernel->quick && quick_runs() > 0 && ++p.kernel->runs >= quick_runs())
+    p.kernel = optimized_kernel(p.kernel);
   if (p.recomputes) {
     metrics().reductions_recomputed++;
     if (debug_level() >= 2)
@@ -141,8 +142,8 @@ bool bind_plan(KernelPlan& p, const LKernel& k, const PlanBinding& b) {
 }
 
 bool same_plan(const KernelPlan& a, const KernelPlan& b) {
-  return a.source_hash == b.source_hash && a.param_mem == b.param_mem && a.slot_const == b.slot_const &&
-         a.checks == b.checks && a.outer == b.outer && a.grain == b.grain && a.placed == b.placed &&
+  return a.source_hash == b.source_hash && a.param_mem == b.param_mem &&
+         a.slot_const == b.slot_const && a.checks == b.checks && a.outer == b.outer && a.grain == b.grain && a.placed == b.placed &&
          a.recomputes == b.recomputes;
 }
 

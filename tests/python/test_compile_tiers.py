@@ -171,3 +171,28 @@ def test_float_to_integer_casts_out_of_range_match_the_cpu(n, src):
     for dt in (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64):
         got = (v.to(loom.device) * 1).to(dt).cpu()
         assert torch.equal(got, (v * 1).to(dt)), (dt, got[:17], (v * 1).to(dt)[:17])
+
+
+SHARED = r"""
+import torch, loom
+a, b = torch.ones(100).to(loom.device), torch.ones(200).to(loom.device)
+for t in (a, b, a, b, b, a):  # two plans (shapes) of one kernel source
+    assert torch.equal((t * 3 + 1).cpu(), torch.full(t.shape, 4.0))
+m = loom.metrics()
+print(m["kernels_compiled"], m["kernels_optimized"])
+"""
+
+
+def test_plans_sharing_a_quick_kernel_all_move_to_the_optimized_one(tmp_path):
+    # Runs count per kernel: the plan that did not reach the third run moves too.
+    env = dict(os.environ, LOOM_CACHE_DIR=str(tmp_path), LOOM_DEBUG="2")
+    env.pop("LOOM_QUICK_WORK", None)
+    env.pop("LOOM_QUICK_RUNS", None)
+    out = subprocess.run([sys.executable, "-c", SHARED], env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split()[-2:] == ["1", "1"]
+    names = [l.split()[2] for l in out.stderr.splitlines() if l.startswith("loom: kernel k_")]
+    assert len(names) == 6
+    assert names[0] == names[1] and names[2] != names[0]
+    assert names[2:] == [names[2]] * 4, names
