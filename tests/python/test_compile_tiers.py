@@ -126,13 +126,19 @@ assert m["kernels_compiled"] == 3 and m["kernels_optimized"] == 2, m
 """
 
 
-def test_a_small_kernel_is_optimized_at_its_third_run(tmp_path):
+def run_default_tiers(tmp_path, program):
+    """`program` in a new process with the default tiers, logging kernels and compiles."""
     env = dict(os.environ, LOOM_CACHE_DIR=str(tmp_path), LOOM_DEBUG="2")
     env.pop("LOOM_QUICK_WORK", None)
     env.pop("LOOM_QUICK_RUNS", None)
-    out = subprocess.run([sys.executable, "-c", TIERS], env=env, capture_output=True, text=True,
-                         timeout=300)
+    out = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True,
+                         text=True, timeout=300)
     assert out.returncode == 0, out.stderr
+    return out, env
+
+
+def test_a_small_kernel_is_optimized_at_its_third_run(tmp_path):
+    out, env = run_default_tiers(tmp_path, TIERS)
     compiled = [l for l in out.stderr.splitlines() if l.startswith("loom: compiled")]
     assert ["(quick)" in l for l in compiled] == [True, False, True, False, False], compiled
     # Another process finds the optimized object on disk and compiles nothing.
@@ -185,12 +191,7 @@ print(m["kernels_compiled"], m["kernels_optimized"])
 
 def test_plans_sharing_a_quick_kernel_all_move_to_the_optimized_one(tmp_path):
     # Runs count per kernel: the plan that did not reach the third run moves too.
-    env = dict(os.environ, LOOM_CACHE_DIR=str(tmp_path), LOOM_DEBUG="2")
-    env.pop("LOOM_QUICK_WORK", None)
-    env.pop("LOOM_QUICK_RUNS", None)
-    out = subprocess.run([sys.executable, "-c", SHARED], env=env, capture_output=True, text=True,
-                         timeout=300)
-    assert out.returncode == 0, out.stderr
+    out, _ = run_default_tiers(tmp_path, SHARED)
     assert out.stdout.split()[-2:] == ["1", "1"]
     names = [l.split()[2] for l in out.stderr.splitlines() if l.startswith("loom: kernel k_")]
     assert len(names) == 6
