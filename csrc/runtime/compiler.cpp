@@ -335,6 +335,16 @@ void keep(Cache& c, const std::string& source, std::shared_ptr<const CompiledKer
   }
 }
 
+// The optimized kernel of `source`, kept in place of its quick one (which lives on while a
+// plan or a task holds it). Under the cache's lock.
+std::shared_ptr<const CompiledKernel> optimize(Cache& c, const std::string& source) {
+  bool compiled = false;
+  std::shared_ptr<const CompiledKernel> k = build(source, false, &compiled);
+  if (compiled) metrics().kernels_optimized++;
+  keep(c, source, k);
+  return k;
+}
+
 }  // namespace
 
 std::shared_ptr<const CompiledKernel> compile_kernel(const std::string& source, bool quick) {
@@ -346,13 +356,7 @@ std::shared_ptr<const CompiledKernel> compile_kernel(const std::string& source, 
     c.lru.splice(c.lru.begin(), c.lru, it->second.age);
     return it->second.kernel;
   }
-  if (it != c.by_source.end()) {  // a quick kernel for work that wants it optimized
-    bool compiled = false;
-    std::shared_ptr<const CompiledKernel> k = build(source, false, &compiled);
-    if (compiled) metrics().kernels_optimized++;
-    keep(c, source, k);
-    return k;
-  }
+  if (it != c.by_source.end()) return optimize(c, source);  // work that wants it optimized
   bool compiled = false;
   std::shared_ptr<const CompiledKernel> k = build(source, quick, &compiled);
   if (compiled) metrics().kernels_compiled++;
@@ -367,11 +371,7 @@ std::shared_ptr<const CompiledKernel> optimized_kernel(
   std::lock_guard<std::mutex> g(c.mu);
   auto it = c.by_source.find(quick->source);
   if (it != c.by_source.end() && !it->second.kernel->quick) return it->second.kernel;
-  bool compiled = false;
-  std::shared_ptr<const CompiledKernel> k = build(quick->source, false, &compiled);
-  if (compiled) metrics().kernels_optimized++;
-  keep(c, quick->source, k);  // the quick kernel lives on while a plan or a task holds it
-  return k;
+  return optimize(c, quick->source);
 }
 
 }  // namespace loom
