@@ -5,6 +5,7 @@
 #include <c10/core/Allocator.h>
 
 #include "aten/tensor_util.h"
+#include "aten/torch_compat.h"
 
 namespace loom::aten {
 namespace {
@@ -14,13 +15,34 @@ void delete_buffer(void* ctx) {
   delete static_cast<Buffer*>(ctx);
 }
 
+// allocate() lost its const in torch 2.x, which also asks for copy_data (storage clones).
+#if LOOM_TORCH_AT_LEAST(2, 0)
+#define LOOM_ALLOCATE_CONST
+#else
+#define LOOM_ALLOCATE_CONST const
+#endif
+
 struct LoomAllocator final : c10::Allocator {
-  c10::DataPtr allocate(size_t nbytes) const override {
+  c10::DataPtr allocate(size_t nbytes) LOOM_ALLOCATE_CONST override {
     EngineLock g(engine_mutex());
     auto* b = new Buffer(int64_t(nbytes));
     return {b, b, &delete_buffer, c10::Device(kLoomDeviceType, 0)};
   }
   c10::DeleterFnPtr raw_deleter() const override { return &delete_buffer; }
+
+  // The data pointers are the Buffers: the first `count` bytes of dest take src's value,
+  // lazily, as copy_ would store them.
+  void copy_data(void* dest, const void* src, size_t count) const
+#if LOOM_TORCH_AT_LEAST(2, 0)
+      override
+#endif
+  {
+    if (count == 0) return;
+    EngineLock g(engine_mutex());
+    View bytes = View::contiguous({int64_t(count)});
+    write(*static_cast<Buffer*>(dest), DType::UInt8, bytes,
+          read(*static_cast<const Buffer*>(src), DType::UInt8, bytes));
+  }
 };
 
 LoomAllocator g_allocator;

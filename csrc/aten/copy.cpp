@@ -161,9 +161,26 @@ c10::Scalar local_scalar_dense(const at::Tensor& self) {
   return result;
 }
 
+// torch 2.x's copy-on-write clone. Its generic form would wrap the storage's DataPtr in a
+// copy-on-write context, which is no Buffer; on Loom the whole storage's bytes are copied
+// lazily (nothing moves until a kernel reads them), viewed as self is.
+at::Tensor lazy_clone(const at::Tensor& self) {
+  const c10::Storage& source = self.storage();
+  auto nbytes = int64_t(source.nbytes());
+  at::Tensor bytes = empty_loom({nbytes}, {1}, at::kByte);
+  if (nbytes > 0) {
+    EngineLock g(engine_mutex());
+    View whole = View::contiguous({nbytes});
+    write(buffer_of(bytes), DType::UInt8, whole, read(buffer_of(self), DType::UInt8, whole));
+  }
+  return empty_loom({0}, {1}, self.scalar_type())
+      .set_(bytes.storage(), self.storage_offset(), self.sizes(), self.strides());
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_lazy_clone", TORCH_FN(lazy_clone));  // an op of torch 2.x only
   m.impl("empty.memory_format", TORCH_FN(empty_memory_format));
   m.impl("empty_strided", TORCH_FN(empty_strided));
   m.impl("_copy_from", TORCH_FN(copy_from));

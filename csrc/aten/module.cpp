@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "aten/tensor_util.h"
+#include "aten/torch_compat.h"
 #include "core/memory.h"
 #include "core/metrics.h"
 #include "core/fault.h"
@@ -86,10 +87,15 @@ py::dict metrics_dict() {
 // dispatcher; the package routes it here instead (python/loom/__init__.py).
 void set_storage(at::Tensor self, py::handle storage, c10::optional<int64_t> storage_offset,
                  c10::optional<std::vector<int64_t>> size, std::vector<int64_t> stride) {
+#if LOOM_TORCH_AT_LEAST(2, 0)
+  TORCH_CHECK_TYPE(THPStorage_Check(storage.ptr()), "_set_storage: expected a torch.UntypedStorage");
+  c10::Storage source = THPStorage_Unpack(storage.ptr());
+#else
   TORCH_CHECK_TYPE(PyObject_IsInstance(storage.ptr(), THPStorageClass) == 1,
                    "_set_storage: expected a torch.UntypedStorage");
   c10::Storage source(c10::intrusive_ptr<c10::StorageImpl>::reclaim_copy(
       reinterpret_cast<THPStorage*>(storage.ptr())->cdata));
+#endif
   if (storage_offset.has_value()) {
     TORCH_CHECK_TYPE(size.has_value(), "set_: a storage offset needs a size");
     self.set_(source, *storage_offset, *size, stride);

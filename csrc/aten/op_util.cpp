@@ -13,6 +13,10 @@ namespace loom::aten {
 
 at::Tensor to_meta(const at::Tensor& t) {
   if (!t.defined()) return t;
+  // A Python number stays the CPU scalar it is: meta kernels take CPU scalars beside meta
+  // tensors, and torch 2.x runs some meta kernels in Python, whose conversion of arguments
+  // accepts a wrapped number only on the CPU.
+  if (t.unsafeGetTensorImpl()->is_wrapped_number() && t.is_cpu()) return t;
   // Made directly rather than through the dispatcher (at::empty_strided): every op makes
   // one or two, and the dispatch cost a tenth of a tiny op's host time.
   at::Tensor m = at::detail::empty_strided_meta(t.sizes(), t.strides(), t.scalar_type());

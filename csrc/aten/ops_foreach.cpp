@@ -5,6 +5,7 @@
 #include <torch/library.h>
 
 #include "aten/op_util.h"
+#include "aten/torch_compat.h"
 
 namespace loom::aten {
 
@@ -135,6 +136,14 @@ Tensors norm_fn(TensorList self, const Scalar& ord) {
   for (const Tensor& t : self) out.push_back(at::linalg_vector_norm(t, ord));
   return out;
 }
+Tensors norm_dtype_fn(TensorList self, const Scalar& ord, c10::optional<at::ScalarType> dtype) {
+  at::native::check_foreach_api_restrictions(self);
+  Tensors out;
+  for (const Tensor& t : self) {
+    out.push_back(at::linalg_vector_norm(t, ord, c10::nullopt, /*keepdim=*/false, dtype));
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -166,7 +175,11 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_foreach_" #op "_", TORCH_FN(op##_ip));
   LOOM_FOREACH_UNARY_OPS(REG_UNARY)
   m.impl("_foreach_zero_", TORCH_FN(zero_ip));
-  m.impl("_foreach_norm.Scalar", TORCH_FN(norm_fn));
+  if constexpr (kForeachNormHasDtype) {
+    m.impl("_foreach_norm.Scalar", TORCH_FN(norm_dtype_fn));
+  } else {
+    m.impl("_foreach_norm.Scalar", TORCH_FN(norm_fn));
+  }
 }
 
 }  // namespace loom::aten

@@ -6,6 +6,7 @@
 #include <torch/library.h>
 
 #include "aten/pointwise.h"
+#include "aten/torch_compat.h"
 
 namespace loom::aten {
 
@@ -113,7 +114,7 @@ std::tuple<Tensor, Tensor> prelu_backward_fn(const Tensor& grad, const Tensor& s
 // [lower, upper] (in double, then rounded to the input's dtype, as on the CPU), which
 // `noise` records (1 for the others); in evaluation, leaky_relu with the mean slope ---
 
-Tensor& rrelu_with_noise_out(const Tensor& self, const Tensor& noise, const c10::Scalar& lower,
+Tensor& rrelu_with_noise_out(const Tensor& self, RreluNoise noise, const c10::Scalar& lower,
                              const c10::Scalar& upper, bool training,
                              c10::optional<at::Generator> gen, Tensor& out) {
   check_operands("rrelu_with_noise", {self, noise, out});
@@ -136,13 +137,13 @@ Tensor& rrelu_with_noise_out(const Tensor& self, const Tensor& noise, const c10:
   out.copy_(value);
   return out;
 }
-Tensor rrelu_with_noise_fn(const Tensor& self, const Tensor& noise, const c10::Scalar& lower,
+Tensor rrelu_with_noise_fn(const Tensor& self, RreluNoise noise, const c10::Scalar& lower,
                            const c10::Scalar& upper, bool training,
                            c10::optional<at::Generator> gen) {
   Tensor out = empty_loom(self.sizes(), self.scalar_type());
   return rrelu_with_noise_out(self, noise, lower, upper, training, gen, out);
 }
-Tensor& rrelu_with_noise_ip(Tensor& self, const Tensor& noise, const c10::Scalar& lower,
+Tensor& rrelu_with_noise_ip(Tensor& self, RreluNoise noise, const c10::Scalar& lower,
                             const c10::Scalar& upper, bool training,
                             c10::optional<at::Generator> gen) {
   return rrelu_with_noise_out(self, noise, lower, upper, training, gen, self);

@@ -10,6 +10,7 @@
 #include <numeric>
 
 #include "aten/pointwise.h"
+#include "aten/torch_compat.h"
 
 namespace loom::aten {
 
@@ -280,12 +281,14 @@ Tensor& xlogy_out(const Tensor& self, const Tensor& other, Tensor& out) {
 // each scaled by 1 / count(k) with scale_grad_by_freq; the padding_idx row stays zero ---
 
 Tensor& embedding_dense_backward_out(const Tensor& grad, const Tensor& indices,
-                                     c10::SymInt num_weights_sym, int64_t padding_idx,
+                                     c10::SymInt num_weights_sym,
+                                     EmbeddingPaddingIdx padding_idx_sym,
                                      bool scale_grad_by_freq, Tensor& out) {
   check_operands("embedding_dense_backward", {grad, indices, out});
   at::checkScalarTypes("embedding_backward", at::TensorArg(indices, "indices", 2),
                        {at::kLong, at::kInt});
   const int64_t num_weights = num_weights_sym.expect_int();
+  const int64_t padding_idx = concrete(padding_idx_sym);
   const int64_t n = indices.numel(), d = grad.size(-1);
   TORCH_CHECK(grad.numel() == n * d, "embedding_backward: grad of shape ", grad.sizes(),
               " does not match indices of shape ", indices.sizes());
@@ -319,7 +322,7 @@ Tensor& embedding_dense_backward_out(const Tensor& grad, const Tensor& indices,
   return out;
 }
 Tensor embedding_dense_backward_fn(const Tensor& grad, const Tensor& indices,
-                                   c10::SymInt num_weights, int64_t padding_idx,
+                                   c10::SymInt num_weights, EmbeddingPaddingIdx padding_idx,
                                    bool scale_grad_by_freq) {
   Tensor out = empty_loom({0}, grad.scalar_type());
   return embedding_dense_backward_out(grad, indices, num_weights, padding_idx, scale_grad_by_freq,

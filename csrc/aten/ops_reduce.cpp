@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "aten/op_util.h"
+#include "aten/torch_compat.h"
 
 namespace loom::aten {
 
@@ -319,21 +320,22 @@ LOOM_BOOL_REDUCE(any, Any)
 // Two passes, as eager: the mean, then the sum of squared deviations over N - correction
 // (clamped at 0, so that too few elements give inf or nan as on the CPU).
 std::pair<NodeRef, NodeRef> var_and_mean_of(const NodeRef& x, const Axes& axes, DType acc,
-                                            c10::optional<int64_t> correction) {
+                                            double correction) {
   int64_t n = reduced_numel(x->shape, axes);
   NodeRef sum = reduce_value(ReduceKind::Sum, x, axes, acc);
   NodeRef mean = binary(Op::Div, sum, scalar_like(double(n), sum));
   NodeRef dev = binary(Op::Sub, x, expand(mean, x->shape));
   NodeRef ss = reduce_value(ReduceKind::Sum, binary(Op::Mul, dev, dev), axes, acc);
-  double denom = double(std::max<int64_t>(0, n - correction.value_or(1)));
+  double denom = std::max(0.0, double(n) - correction);
   return {binary(Op::Div, ss, scalar_like(denom, ss)), mean};
 }
 
 // The variance (of the real result dtype) and the mean (of the input's kind). A complex
 // input's variance is the sum of its parts' variances, as the CPU computes it.
 std::pair<NodeRef, NodeRef> var_and_mean(const Tensor& self, const Axes& axes, DType result,
-                                         c10::optional<int64_t> correction) {
+                                         const Correction& c) {
   DType acc = acc_dtype(result);
+  double correction = correction_value(c);
   NodeRef x = read_tensor(self);
   if (!is_complex(x->dtype)) return var_and_mean_of(cast(x, acc), axes, acc, correction);
   auto re = var_and_mean_of(cast(unary(Op::Real, x), acc), axes, acc, correction);
@@ -341,7 +343,7 @@ std::pair<NodeRef, NodeRef> var_and_mean(const Tensor& self, const Axes& axes, D
   return {binary(Op::Add, re.first, im.first), binary(Op::Complex, re.second, im.second)};
 }
 
-NodeRef var_value(const Tensor& self, const Axes& axes, DType r, c10::optional<int64_t> c,
+NodeRef var_value(const Tensor& self, const Axes& axes, DType r, const Correction& c,
                   bool take_sqrt) {
   NodeRef v = var_and_mean(self, axes, r, c).first;
   return take_sqrt ? unary(Op::Sqrt, v) : v;
@@ -351,7 +353,7 @@ NodeRef var_value(const Tensor& self, const Axes& axes, DType r, c10::optional<i
 // 0-dim input is checked as its 1-element 1-d view, whose dims and result agree.
 #define LOOM_VAR_META(name)                                                            \
   Tensor name##_meta(const Tensor& self, at::OptionalIntArrayRef dim,                  \
-                     c10::optional<int64_t> correction, bool keepdim) {                \
+                     Correction correction, bool keepdim) {                            \
     if (self.dim() > 0) return at::name(to_meta(self), dim, correction, keepdim);      \
     return at::name(to_meta(self).reshape({1}), dim, correction, keepdim).reshape({}); \
   }
@@ -368,7 +370,7 @@ void match_var_out(Tensor& out, const Tensor& meta) {
 
 #define LOOM_VAR(name, SQRT)                                                                   \
   Tensor name##_fn(const Tensor& self, at::OptionalIntArrayRef dim,                            \
-                   c10::optional<int64_t> correction, bool keepdim) {                          \
+                   Correction correction, bool keepdim) {                                      \
     Tensor meta = name##_meta(self, dim, correction, keepdim);                                 \
     Axes axes = reduce_axes(self.dim(), dim);                                                  \
     return functional(meta, [&](DType r, const Shape& s) {                                     \
@@ -376,7 +378,7 @@ void match_var_out(Tensor& out, const Tensor& meta) {
     });                                                                                        \
   }                                                                                            \
   Tensor& name##_out(const Tensor& self, at::OptionalIntArrayRef dim,                          \
-                     c10::optional<int64_t> correction, bool keepdim, Tensor& out) {           \
+                     Correction correction, bool keepdim, Tensor& out) {                       \
     Axes axes = reduce_axes(self.dim(), dim);                                                  \
     match_var_out(out, name##_meta(self, dim, correction, keepdim));                           \
     EngineLock g(engine_mutex());                                                              \
@@ -385,7 +387,7 @@ void match_var_out(Tensor& out, const Tensor& meta) {
     return out;                                                                                \
   }                                                                                            \
   std::tuple<Tensor, Tensor> name##_mean_fn(const Tensor& self, at::OptionalIntArrayRef dim,   \
-                                            c10::optional<int64_t> correction, bool keepdim) { \
+                                            Correction correction, bool keepdim) {             \
     Tensor meta = name##_meta(self, dim, correction, keepdim);                                 \
     Axes axes = reduce_axes(self.dim(), dim);                                                  \
     EngineLock g(engine_mutex());                                                              \

@@ -5,6 +5,7 @@
 #include <ATen/native/Resize.h>
 
 #include "aten/op_util.h"
+#include "aten/torch_compat.h"
 
 namespace loom::aten {
 
@@ -67,8 +68,10 @@ Tensor& log_softmax_out(const Tensor& self, int64_t dim, bool half_to_float, Ten
   return softmax_into(self, dim, half_to_float, true, out);
 }
 
+#if !LOOM_TORCH_AT_LEAST(2, 0)
 // torch 1.13's attention without gradients: the CPU's kernel is its composite form
 // (scaled product, mask, softmax, dropout, product), which runs on Loom's ops here too.
+// Later releases dispatch attention through other ops and have no such one.
 std::tuple<Tensor, Tensor> scaled_dot_product_attention_forward(
     const Tensor& query, const Tensor& key, const Tensor& value,
     const c10::optional<Tensor>& attn_mask, double dropout_p, bool need_attn_weights,
@@ -76,11 +79,14 @@ std::tuple<Tensor, Tensor> scaled_dot_product_attention_forward(
   return at::_scaled_dot_product_attention_math(query, key, value, attn_mask, dropout_p,
                                                need_attn_weights, is_causal);
 }
+#endif
 
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+#if !LOOM_TORCH_AT_LEAST(2, 0)
   m.impl("_scaled_dot_product_attention_forward", scaled_dot_product_attention_forward);
+#endif
   m.impl("_softmax", softmax_fn);
   m.impl("_softmax.out", softmax_out);
   m.impl("_log_softmax", log_softmax_fn);

@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "aten/resample.h"
+#include "aten/torch_compat.h"
 
 namespace loom::aten {
 
@@ -210,7 +211,7 @@ Tensor upsample_backward(const Tensor& grad_out, SymSizes output_size, SymSizes 
                          bool align_corners) {
   (void)output_size;  // the meta call checked it against grad_out
   EngineLock lock(engine_mutex());
-  std::vector<int64_t> in = c10::asIntArrayRefSlow(input_size).vec();
+  std::vector<int64_t> in = LOOM_INT_SIZES(input_size).vec();
   Tensor acc_t = zeros_for_scatter(in, meta.scalar_type());
   if (grad_out.numel() > 0 && meta.numel() > 0) {
     DType acc = acc_of(grad_out.scalar_type());
@@ -230,7 +231,7 @@ Tensor upsample_backward(const Tensor& grad_out, SymSizes output_size, SymSizes 
   return out;
 }
 
-at::IntArrayRef ints(SymSizes s) { return c10::asIntArrayRefSlow(s); }
+at::IntArrayRef ints(SymSizes s) { return LOOM_INT_SIZES(s); }
 
 // --- nearest ---
 
@@ -306,14 +307,14 @@ using Scales = c10::optional<c10::ArrayRef<double>>;
 
 c10::optional<at::IntArrayRef> opt_ints(OptSizes s) {
   if (!s.has_value()) return c10::nullopt;
-  return c10::asIntArrayRefSlow(*s);
+  return LOOM_INT_SIZES(*s);
 }
 
 template <Tensor (*fn)(const Tensor&, SymSizes, OptScale, OptScale, OptScale)>
 Tensor vec3d(const Tensor& input, OptSizes output_size, Scales scales) {
   auto os = at::native::upsample::compute_output_size(input.sizes(), opt_ints(output_size), scales);
   using at::native::upsample::get_scale_value;
-  return fn(input, c10::fromIntArrayRef(os), get_scale_value(scales, 0), get_scale_value(scales, 1),
+  return fn(input, LOOM_SYM_SIZES(os), get_scale_value(scales, 0), get_scale_value(scales, 1),
             get_scale_value(scales, 2));
 }
 
@@ -322,7 +323,7 @@ Tensor vec3d_bwd(const Tensor& g, OptSizes output_size, SymSizes input_size, Sca
   auto os =
       at::native::upsample::compute_output_size(ints(input_size), opt_ints(output_size), scales);
   using at::native::upsample::get_scale_value;
-  return fn(g, c10::fromIntArrayRef(os), input_size, get_scale_value(scales, 0),
+  return fn(g, LOOM_SYM_SIZES(os), input_size, get_scale_value(scales, 0),
             get_scale_value(scales, 1), get_scale_value(scales, 2));
 }
 

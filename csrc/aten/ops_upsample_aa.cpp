@@ -12,6 +12,7 @@
 #include <cmath>
 
 #include "aten/resample.h"
+#include "aten/torch_compat.h"
 
 namespace loom::aten {
 
@@ -156,7 +157,7 @@ Tensor aa_forward(const Tensor& self, SymSizes output_size, bool align_corners, 
                   OptScale sw) {
   const char* op = kCubic ? "_upsample_bicubic2d_aa" : "_upsample_bilinear2d_aa";
   check_operands(op, {self});
-  at::IntArrayRef os = c10::asIntArrayRefSlow(output_size);
+  at::IntArrayRef os = LOOM_INT_SIZES(output_size);
   Tensor meta = kCubic ? at::_upsample_bicubic2d_aa(to_meta(self), os, align_corners, sh, sw)
                        : at::_upsample_bilinear2d_aa(to_meta(self), os, align_corners, sh, sw);
   check_dtype("compute_indices_weights_aa", self.scalar_type(), {at::kFloat, at::kDouble});
@@ -172,8 +173,8 @@ Tensor aa_backward(const Tensor& grad_out, SymSizes output_size, SymSizes input_
                    bool align_corners, OptScale sh, OptScale sw) {
   const char* op = kCubic ? "_upsample_bicubic2d_aa_backward" : "_upsample_bilinear2d_aa_backward";
   check_operands(op, {grad_out});
-  at::IntArrayRef os = c10::asIntArrayRefSlow(output_size);
-  at::IntArrayRef is = c10::asIntArrayRefSlow(input_size);
+  at::IntArrayRef os = LOOM_INT_SIZES(output_size);
+  at::IntArrayRef is = LOOM_INT_SIZES(input_size);
   Tensor meta =
       kCubic
           ? at::_upsample_bicubic2d_aa_backward(to_meta(grad_out), os, is, align_corners, sh, sw)

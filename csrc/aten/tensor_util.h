@@ -17,6 +17,9 @@ constexpr c10::DispatchKey kLoomDispatchKey = c10::DispatchKey::PrivateUse1;
 
 // The allocator of every Loom storage (allocator.cpp).
 c10::Allocator* loom_allocator();
+// Gives a resizable storage fresh memory of nbytes whose first min(old, new) bytes keep their
+// value, lazily, as a CPU storage's resize_ keeps them (views.cpp).
+void resize_storage_bytes(const c10::Storage& storage, size_t nbytes);
 // True when `ptr` was made by loom_allocator(), i.e. its context is a Buffer.
 bool is_loom_data_ptr(const c10::DataPtr& ptr);
 

@@ -13,8 +13,26 @@
 #include <torch/library.h>
 
 #include "aten/tensor_util.h"
+#include "aten/torch_compat.h"
 
 namespace loom::aten {
+
+void resize_storage_bytes(const c10::Storage& storage, size_t nbytes) {
+  TORCH_CHECK(storage.resizable(), "Trying to resize storage that is not resizable");
+  c10::StorageImpl* impl = storage.unsafeGetStorageImpl();
+  TORCH_INTERNAL_ASSERT(is_loom_data_ptr(impl->data_ptr()));
+  c10::DataPtr fresh = loom_allocator()->allocate(nbytes);
+  auto kept = int64_t(std::min(nbytes, storage.nbytes()));
+  if (kept > 0) {
+    EngineLock g(engine_mutex());
+    auto& old_buffer = *static_cast<Buffer*>(impl->data_ptr().get_context());
+    auto& new_buffer = *static_cast<Buffer*>(fresh.get_context());
+    View bytes = View::contiguous({kept});
+    loom::write(new_buffer, DType::UInt8, bytes, loom::read(old_buffer, DType::UInt8, bytes));
+  }
+  impl->set_data_ptr_noswap(std::move(fresh));
+  impl->set_nbytes(nbytes);
+}
 namespace {
 
 // NOTE [Storage growth]: CPU grows a storage by memcpy into a new allocation. Here the new
@@ -23,20 +41,7 @@ namespace {
 // swapping its DataPtr moves them all to the new Buffer.
 void grow_storage(const c10::Storage& storage, size_t nbytes) {
   if (nbytes <= storage.nbytes()) return;
-  TORCH_CHECK(storage.resizable(), "Trying to resize storage that is not resizable");
-  c10::StorageImpl* impl = storage.unsafeGetStorageImpl();
-  TORCH_INTERNAL_ASSERT(is_loom_data_ptr(impl->data_ptr()));
-  c10::DataPtr fresh = loom_allocator()->allocate(nbytes);
-  auto old_nbytes = int64_t(storage.nbytes());
-  if (old_nbytes > 0) {
-    EngineLock g(engine_mutex());
-    auto& old_buffer = *static_cast<Buffer*>(impl->data_ptr().get_context());
-    auto& new_buffer = *static_cast<Buffer*>(fresh.get_context());
-    View bytes = View::contiguous({old_nbytes});
-    loom::write(new_buffer, DType::UInt8, bytes, loom::read(old_buffer, DType::UInt8, bytes));
-  }
-  impl->set_data_ptr_noswap(std::move(fresh));
-  impl->set_nbytes(nbytes);
+  resize_storage_bytes(storage, nbytes);
 }
 
 void grow_storage_for(const at::Tensor& self) {
@@ -48,7 +53,7 @@ void grow_storage_for(const at::Tensor& self) {
 
 const at::Tensor& resize_(const at::Tensor& self, at::IntArrayRef size,
                           c10::optional<at::MemoryFormat> memory_format) {
-  TORCH_CHECK(!self.has_names(), "Loom does not support named tensors in resize_");
+  TORCH_CHECK(!has_names(self), "Loom does not support named tensors in resize_");
   at::native::resize_impl_cpu_(self.unsafeGetTensorImpl(), size, c10::nullopt,
                                /*resize_storage=*/false);
   if (memory_format) {

@@ -153,8 +153,13 @@ class Pool {
   std::atomic<int> sleeping_{0};
 };
 
+// The threads that run one kernel: the machine's cores, or LOOM_THREADS.
 int hardware_threads() {
-  static const int n = int(std::max(1u, std::thread::hardware_concurrency()));
+  static const int n = [] {
+    const char* s = std::getenv("LOOM_THREADS");
+    if (s && std::atoi(s) >= 1) return std::atoi(s);
+    return int(std::max(1u, std::thread::hardware_concurrency()));
+  }();
   return n;
 }
 

@@ -31,6 +31,14 @@ def _device_module():
     m.set_device = set_device
     m.is_initialized = lambda: True
     m._is_in_bad_fork = lambda: False
+
+    # Loom's random ops take their seeds from the CPU's default generator, so seeding Loom
+    # seeds that one (torch 2.x's manual_seed calls the renamed backend's manual_seed_all).
+    def manual_seed(seed):
+        torch.default_generator.manual_seed(int(seed))
+
+    m.manual_seed = m.manual_seed_all = manual_seed
+    m.initial_seed = lambda: torch.default_generator.initial_seed()
     return m
 
 
@@ -46,8 +54,10 @@ else:
 
 
 def _python_rejects_loom_storages():
+    source = torch.empty(0, device=device)
+    untyped = getattr(source, "untyped_storage", None)  # torch >= 2.0: no TypedStorage warning
     try:
-        torch.empty(0, device=device).set_(torch.empty(0, device=device).storage())
+        torch.empty(0, device=device).set_(untyped() if untyped else source.storage())
     except RuntimeError as e:
         if "Invalid device for storage" in str(e):
             return True
