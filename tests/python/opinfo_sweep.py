@@ -340,8 +340,41 @@ def check_forward(op, s, check_values):
     try:
         compare(want, got, check_values, on_loom=on_loom, tol=sample_tolerance(s))
     except AssertionError as e:
+        if check_values and no_worse_than_cpu(op, s, want, got):
+            return None
         return first_line(e, 300)
     return None
+
+
+def no_worse_than_cpu(op, s, want, got):
+    """Whether Loom's floating results, off the CPU's by more than the tolerance, are as
+    close to the op's float64 result as the CPU's are, or within 8 units in the last place
+    of their largest element (worst element against worst element). A long sum (a
+    convolution over hundreds of terms) can put both a few units of 1e-5 from the exact
+    value at an element that cancels to near zero, each library by its own order."""
+    def to64(x):
+        return x.double() if isinstance(x, torch.Tensor) and x.dtype in (
+            torch.float32, torch.float16, torch.bfloat16) else x
+    try:
+        exact = op(to64(s.input), *[to64(a) for a in s.args],
+                   **{k: to64(v) for k, v in s.kwargs.items()})
+    except Exception:  # noqa: BLE001  (no float64 form: no second opinion)
+        return False
+    outs = [(w, g, x) for w, g, x in zip(tree_leaves(want), tree_leaves(got), tree_leaves(exact))]
+    if not outs or len(outs) != len(tree_leaves(want)):
+        return False
+    for w, g, x in outs:
+        if not (isinstance(w, torch.Tensor) and w.is_floating_point()):
+            return False
+        g = g.detach().cpu().double()
+        if g.shape != x.shape or w.dtype == torch.float64:
+            return False
+        x = x.detach()
+        bound = max((w.detach().double() - x).abs().max().item(),
+                    8 * torch.finfo(w.dtype).eps * x.abs().max().item())
+        if not (g - x).abs().max().item() <= bound:
+            return False
+    return True
 
 
 def float_outputs(out):
