@@ -193,10 +193,12 @@ import torch.nn.functional as F
 torch.set_num_threads(2)
 D = loom.device
 g = torch.Generator().manual_seed(0)
-x = torch.randn(8, 4, 8, 8, generator=g).to(D).requires_grad_()
+N = 2 * int(os.environ.get("LOOM_THREADS") or os.cpu_count())  # a part per pool thread
+x = torch.randn(N, 4, 8, 8, generator=g).to(D).requires_grad_()
 w = torch.randn(6, 4, 3, 3, generator=g).to(D).requires_grad_()
-gy = torch.randn(8, 6, 8, 8, generator=g).to(D)
-(x * 2).sum().backward()  # starts Loom's pool and autograd's device thread
+gy = torch.randn(N, 6, 8, 8, generator=g).to(D)
+(x * 2).sum().backward()  # starts autograd's device thread
+torch.randn(1 << 22).to(D).exp().cpu()  # a kernel split across Loom's pool starts its workers
 loom.sync()
 before = len(os.listdir("/proc/self/task"))
 y = F.conv2d(x, w, padding=1)
