@@ -37,11 +37,7 @@ struct LoomAllocator final : c10::Allocator {
       override
 #endif
   {
-    if (count == 0) return;
-    EngineLock g(engine_mutex());
-    View bytes = View::contiguous({int64_t(count)});
-    write(*static_cast<Buffer*>(dest), DType::UInt8, bytes,
-          read(*static_cast<const Buffer*>(src), DType::UInt8, bytes));
+    copy_bytes(*static_cast<Buffer*>(dest), *static_cast<const Buffer*>(src), int64_t(count));
   }
 };
 

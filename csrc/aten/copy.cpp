@@ -168,11 +168,7 @@ at::Tensor lazy_clone(const at::Tensor& self) {
   const c10::Storage& source = self.storage();
   auto nbytes = int64_t(source.nbytes());
   at::Tensor bytes = empty_loom({nbytes}, {1}, at::kByte);
-  if (nbytes > 0) {
-    EngineLock g(engine_mutex());
-    View whole = View::contiguous({nbytes});
-    write(buffer_of(bytes), DType::UInt8, whole, read(buffer_of(self), DType::UInt8, whole));
-  }
+  copy_bytes(buffer_of(bytes), buffer_of(self), nbytes);
   return empty_loom({0}, {1}, self.scalar_type())
       .set_(bytes.storage(), self.storage_offset(), self.sizes(), self.strides());
 }

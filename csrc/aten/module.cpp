@@ -88,7 +88,8 @@ py::dict metrics_dict() {
 void set_storage(at::Tensor self, py::handle storage, c10::optional<int64_t> storage_offset,
                  c10::optional<std::vector<int64_t>> size, std::vector<int64_t> stride) {
 #if LOOM_TORCH_AT_LEAST(2, 0)
-  TORCH_CHECK_TYPE(THPStorage_Check(storage.ptr()), "_set_storage: expected a torch.UntypedStorage");
+  TORCH_CHECK_TYPE(THPStorage_Check(storage.ptr()),
+                   "_set_storage: expected a torch.UntypedStorage");
   c10::Storage source = THPStorage_Unpack(storage.ptr());
 #else
   TORCH_CHECK_TYPE(PyObject_IsInstance(storage.ptr(), THPStorageClass) == 1,

@@ -130,12 +130,6 @@ void zero_ip(TensorList self) {
   for (const Tensor& t : self) t.zero_();
 }
 
-Tensors norm_fn(TensorList self, const Scalar& ord) {
-  at::native::check_foreach_api_restrictions(self);
-  Tensors out;
-  for (const Tensor& t : self) out.push_back(at::linalg_vector_norm(t, ord));
-  return out;
-}
 Tensors norm_dtype_fn(TensorList self, const Scalar& ord, c10::optional<at::ScalarType> dtype) {
   at::native::check_foreach_api_restrictions(self);
   Tensors out;
@@ -144,6 +138,7 @@ Tensors norm_dtype_fn(TensorList self, const Scalar& ord, c10::optional<at::Scal
   }
   return out;
 }
+Tensors norm_fn(TensorList self, const Scalar& ord) { return norm_dtype_fn(self, ord, c10::nullopt); }
 
 }  // namespace
 

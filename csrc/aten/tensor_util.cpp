@@ -46,6 +46,13 @@ View view_of(const at::Tensor& t) {
   return View{shape_of(t.sizes()), shape_of(t.strides()), t.storage_offset()};
 }
 
+void copy_bytes(Buffer& dst, const Buffer& src, int64_t nbytes) {
+  if (nbytes <= 0) return;
+  EngineLock g(engine_mutex());
+  View bytes = View::contiguous({nbytes});
+  loom::write(dst, DType::UInt8, bytes, loom::read(src, DType::UInt8, bytes));
+}
+
 NodeRef read_tensor(const at::Tensor& t) {
   DType dtype = to_loom(t.scalar_type());
   EngineLock g(engine_mutex());

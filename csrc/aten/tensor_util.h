@@ -33,6 +33,9 @@ c10::ScalarType to_aten(DType t);
 View view_of(const at::Tensor& t);
 Shape shape_of(c10::IntArrayRef sizes);
 
+// The first nbytes of dst's value become src's, lazily (storage copies and resizes).
+void copy_bytes(Buffer& dst, const Buffer& src, int64_t nbytes);
+
 // A lazy strided load of t's storage value.
 NodeRef read_tensor(const at::Tensor& t);
 // Stores `value` (already of dst's shape and dtype) into dst's elements, lazily.

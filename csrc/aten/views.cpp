@@ -22,14 +22,9 @@ void resize_storage_bytes(const c10::Storage& storage, size_t nbytes) {
   c10::StorageImpl* impl = storage.unsafeGetStorageImpl();
   TORCH_INTERNAL_ASSERT(is_loom_data_ptr(impl->data_ptr()));
   c10::DataPtr fresh = loom_allocator()->allocate(nbytes);
-  auto kept = int64_t(std::min(nbytes, storage.nbytes()));
-  if (kept > 0) {
-    EngineLock g(engine_mutex());
-    auto& old_buffer = *static_cast<Buffer*>(impl->data_ptr().get_context());
-    auto& new_buffer = *static_cast<Buffer*>(fresh.get_context());
-    View bytes = View::contiguous({kept});
-    loom::write(new_buffer, DType::UInt8, bytes, loom::read(old_buffer, DType::UInt8, bytes));
-  }
+  copy_bytes(*static_cast<Buffer*>(fresh.get_context()),
+             *static_cast<Buffer*>(impl->data_ptr().get_context()),
+             int64_t(std::min(nbytes, storage.nbytes())));
   impl->set_data_ptr_noswap(std::move(fresh));
   impl->set_nbytes(nbytes);
 }
