@@ -144,8 +144,17 @@ std::recursive_mutex& engine_mutex() {
 
 void set_bound_hook(void (*realize_buffer)(Buffer&)) { g_bound_hook = realize_buffer; }
 
+// A one-element storage whose pending value is a constant (a Python number made a tensor)
+// reads as that constant: a batched setitem's value, `x[i] = 3`, then needs no fusion of the
+// scalar's store (1000 writes and a sync: 4.6-4.7 -> 3.3-3.6 us a write, the sync's share
+// 2.0 -> 0.9). Larger fills keep their loads, so that the stores of `b[i] += 1` over
+// `zeros` all read the buffer alike and batch. (A realized node has dropped its sources.)
 NodeRef read(const Buffer& b, DType dtype, const View& view) {
-  return make_node(Op::Load, dtype, view.sizes, {b.value()}, view);
+  const NodeRef& v = b.value();
+  if (v->op == Op::Store && !v->realized && v->dtype == dtype && v->shape[0] == itemsize(dtype) &&
+      v->src[1]->op == Op::Const && is_dense_cover(v->view(), 1))
+    return make_node(Op::Const, dtype, view.sizes, {}, v->src[1]->arg);
+  return make_node(Op::Load, dtype, view.sizes, {v}, view);
 }
 
 void write(Buffer& b, DType dtype, const View& view, const NodeRef& value) {

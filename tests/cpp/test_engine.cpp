@@ -438,3 +438,34 @@ TEST(Codegen, ColumnTilesStoreOutputsBeside) {
     EXPECT_EQ(o[j], 2.0f * want) << j;
   }
 }
+
+TEST(Engine, PendingScalarConstantReadsAsTheConstant) {
+  // A Python number made a one-element tensor: read (and broadcast) as the constant.
+  Buffer scalar(4);
+  store_all(scalar, constant(Scalar::of_float(2.5), DType::Float32, {}));
+  NodeRef r = read(scalar, DType::Float32, View{{3}, {0}, 0});
+  EXPECT_EQ(r->op, Op::Const);
+  EXPECT_EQ(r->shape, Shape{3});
+  EXPECT_EQ(std::get<Scalar>(r->arg).f, 2.5);
+  // Another dtype over the same bytes, a larger fill and a realized scalar are loads.
+  EXPECT_EQ(read(scalar, DType::Int32, View::contiguous({})).get()->op, Op::Load);
+  Buffer fill(16);
+  store_all(fill, constant(Scalar::of_float(1), DType::Float32, {4}));
+  EXPECT_EQ(load_all(fill, {4})->op, Op::Load);
+  EXPECT_EQ(read_f32(scalar)[0], 2.5f);
+  EXPECT_EQ(read(scalar, DType::Float32, View::contiguous({}))->op, Op::Load);
+  // A setitem loop of such scalars is one kernel.
+  auto x_owner = make_f32(std::vector<float>(8, 0.0f));
+  Buffer& x = *x_owner;
+  std::deque<Buffer> values;
+  for (int i = 0; i < 8; ++i) {
+    values.emplace_back(4);
+    store_all(values.back(), constant(Scalar::of_float(i), DType::Float32, {}));
+    write(x, DType::Float32, View{{}, {}, i},
+          read(values.back(), DType::Float32, View::contiguous({})));
+  }
+  metrics().reset();
+  std::vector<float> out = read_f32(x);
+  EXPECT_EQ(metrics().kernels_run.load(), 1);
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(out[i], float(i));
+}
