@@ -47,6 +47,7 @@ ninja -C build-torch2 -t commands "$PWD/$so" | tail -1 | tr ' ' '\n' | grep -E "
 
 export PYTHONPATH=$PWD/python PYTHONUNBUFFERED=1
 "$py" tests/torch2/probe.py "$out/probe.txt"
+timeout 120 "$py" examples/train_cifar.py --device loom --steps 3 2>&1 | tail -4
 timeout 120 "$py" -m pytest -q -p no:cacheprovider tests/python/test_torch_releases.py 2>&1 \
   | tee "$out/releases.txt" | tail -15
 [ "$suite_seconds" -gt 0 ] || exit 0
