@@ -73,6 +73,7 @@ namespace {
 // same elements with the same strides are fine: that is an in-place op). Reductions and
 // gathers below the value read everything first, so they are not checked, as on CPU.
 void check_partial_overlap(const at::Tensor& dst, const NodeRef& value) {
+  if (value->src.empty()) return;  // a constant (a fill, a Python number): nothing read
   const Node* current = buffer_of(dst).value().get();
   const int64_t dsize = dst.element_size();
   auto span = [](const View& v, int64_t size, int64_t& lo, int64_t& hi) {
