@@ -356,19 +356,27 @@ def host_time_per_op(n=20000):
     return res
 
 
-def setitem_loop(n=1000):
+def setitem_loop(n=1000, runs=7):
+    """Per write, medians of `runs` loops after one untimed: host time, time with the sync,
+    and the kernels one loop ran."""
     res = []
     for dev in ("cpu", loom.device):
-        x = torch.zeros(n, device=dev)
-        loom.sync()
-        loom.reset_metrics()
-        t0 = time.perf_counter()
-        for i in range(n):
-            x[i] = i
-        host = (time.perf_counter() - t0) / n * 1e6
-        loom.sync()
-        total = (time.perf_counter() - t0) / n * 1e6
-        res.append((host, total, loom.metrics()["kernels_run"]))
+        hosts, totals = [], []
+        for r in range(runs + 1):
+            x = torch.zeros(n, device=dev)
+            loom.sync()
+            loom.reset_metrics()
+            t0 = time.perf_counter()
+            for i in range(n):
+                x[i] = i
+            host = (time.perf_counter() - t0) / n * 1e6
+            loom.sync()
+            total = (time.perf_counter() - t0) / n * 1e6
+            if r > 0:
+                hosts.append(host)
+                totals.append(total)
+        res.append((statistics.median(hosts), statistics.median(totals),
+                    loom.metrics()["kernels_run"]))
     return res
 
 
@@ -540,8 +548,9 @@ def main():
     print(f"one lazy op on a tiny tensor, host time: Loom {loom_us:.2f} us, "
           f"eager {eager_us:.2f} us")
     (e_host, e_total, _), (l_host, l_total, l_kernels) = setitem_loop()
-    print(f"setitem loop, 1000 scalar writes: Loom {l_host:.2f} us/write host, "
-          f"{l_total:.2f} us/write with sync, {l_kernels} kernel(s); eager {e_total:.2f} us/write")
+    print(f"setitem loop, 1000 scalar writes (medians of 7 loops): Loom {l_host:.2f} us/write "
+          f"host, {l_total:.2f} us/write with sync, {l_kernels} kernel(s); eager {e_total:.2f} "
+          f"us/write")
     rows.append(dict(item="compile", cold_compile_ms=cold, compiler_ms=compile_ms,
                      optimized_compiler_ms=optimized_ms,
                      cache_hit_ms=hit, disk_load_ms=load_ms, cnn_first_step_cold_s=c1,
