@@ -1,5 +1,6 @@
 #include "schedule/realize.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -50,6 +51,10 @@ bool is_identity(const IndexMap& m, const Shape& shape) {
 // read elements the store never writes; a scatter writes anywhere, so it may not read the
 // base at all.
 bool can_reuse_base(const Node* write, const Node* base, const std::vector<const Node*>& exprs) {
+  // Leaves (constants: a setitem loop's stores, checked one by one) read nothing, so only
+  // the base's other readers matter.
+  if (std::all_of(exprs.begin(), exprs.end(), [](const Node* e) { return e->src.empty(); }))
+    return base->weak_from_this().use_count() == 1;
   const View* same_view = write->op == Op::Store ? &write->view() : nullptr;
   NodeMap<long> internal_refs;
   NodeSet seen;
