@@ -15,7 +15,7 @@ py=$(command -v python3)
 {
   "$py" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)'
   cc --version | head -1; cmake --version | head -1; echo "cores $(nproc)"
-  "$py" -c 'import pybind11, xdist; print("pybind11", pybind11.__version__)' 2>&1
+  "$py" -c 'import pybind11; print("pybind11", pybind11.__version__)' 2>/dev/null
 } | tee "$out/env.txt"
 
 if [ -f .device/libopenblas.so.0 ]; then
@@ -28,10 +28,11 @@ start=$(date +%s)
 # The machine's default g++ (/opt/gcc) links libstdc++ statically: the extension then carries
 # a second copy beside torch's, and the first kernel's lowering crashed in an ostream (session
 # 19, tests/torch2/README.md). The system's g++ links the shared one.
-compilers=()
-[ -x /usr/bin/g++ ] && compilers=(-DCMAKE_C_COMPILER=/usr/bin/gcc -DCMAKE_CXX_COMPILER=/usr/bin/g++)
-cmake -S . -B build-torch2 -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE="$py" "${compilers[@]}" \
-  -DLOOM_CPP_TESTS=OFF -Dpybind11_DIR="$("$py" -m pybind11 --cmakedir)" >"$out/build.log" 2>&1 \
+flags=()
+[ -x /usr/bin/g++ ] && flags+=(-DCMAKE_C_COMPILER=/usr/bin/gcc -DCMAKE_CXX_COMPILER=/usr/bin/g++)
+pybind11_dir=$("$py" -m pybind11 --cmakedir 2>/dev/null) && flags+=(-Dpybind11_DIR="$pybind11_dir")
+cmake -S . -B build-torch2 -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE="$py" "${flags[@]}" \
+  -DLOOM_CPP_TESTS=OFF >"$out/build.log" 2>&1 \
   || { tail -40 "$out/build.log"; exit 1; }
 grep -E "PyTorch|oneDNN|clang 16" "$out/build.log"
 if ! cmake --build build-torch2 -j "$(nproc)" -- -k 0 >>"$out/build.log" 2>&1; then
@@ -39,7 +40,7 @@ if ! cmake --build build-torch2 -j "$(nproc)" -- -k 0 >>"$out/build.log" 2>&1; t
   exit 1
 fi
 echo "built in $(( $(date +%s) - start )) s"
-so=$(ls python/loom/_loom*.so)
+so=$(ls -t python/loom/_loom*.so | head -1)
 readelf -d "$so" | grep NEEDED | sed 's/.*Shared library: //' | tr '\n' ' '; echo
 readelf -d "$so" | grep -q "libstdc++" || echo "warning: $so links libstdc++ statically"
 ninja -C build-torch2 -t commands "$PWD/$so" | tail -1 | tr ' ' '\n' | grep -E "^-|^/|^lib" | grep -v "\.o$" \
