@@ -4,8 +4,9 @@
 // "storage not allocated" checks pass.
 #include <c10/core/Allocator.h>
 
+#include <utility>
+
 #include "aten/tensor_util.h"
-#include "aten/torch_compat.h"
 
 namespace loom::aten {
 namespace {
@@ -15,28 +16,21 @@ void delete_buffer(void* ctx) {
   delete static_cast<Buffer*>(ctx);
 }
 
-// allocate() lost its const in torch 2.x, which also asks for copy_data (storage clones).
-#if LOOM_TORCH_AT_LEAST(2, 0)
-#define LOOM_ALLOCATE_CONST
-#else
-#define LOOM_ALLOCATE_CONST const
-#endif
-
+// Releases differ: allocate() is const in 1.13 and not in later ones, which also ask for
+// copy_data (storage clones). Both forms are defined without `override`, so that whichever
+// the release declares is overridden and no release number is guessed.
 struct LoomAllocator final : c10::Allocator {
-  c10::DataPtr allocate(size_t nbytes) LOOM_ALLOCATE_CONST override {
+  c10::DataPtr allocate(size_t nbytes) const {
     EngineLock g(engine_mutex());
     auto* b = new Buffer(int64_t(nbytes));
     return {b, b, &delete_buffer, c10::Device(kLoomDeviceType, 0)};
   }
+  c10::DataPtr allocate(size_t nbytes) { return std::as_const(*this).allocate(nbytes); }
   c10::DeleterFnPtr raw_deleter() const override { return &delete_buffer; }
 
   // The data pointers are the Buffers: the first `count` bytes of dest take src's value,
   // lazily, as copy_ would store them.
-  void copy_data(void* dest, const void* src, size_t count) const
-#if LOOM_TORCH_AT_LEAST(2, 0)
-      override
-#endif
-  {
+  void copy_data(void* dest, const void* src, size_t count) const {
     copy_bytes(*static_cast<Buffer*>(dest), *static_cast<const Buffer*>(src), int64_t(count));
   }
 };
