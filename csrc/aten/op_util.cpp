@@ -4,9 +4,9 @@
 #include <ATen/EmptyTensor.h>
 
 #include <cstring>
-#include <unordered_set>
 
 #include "core/known.h"
+#include "core/node_map.h"
 #include "schedule/realize.h"
 
 namespace loom::aten {
@@ -46,11 +46,32 @@ NodeRef scalar_node(const c10::Scalar& s, const Shape& shape, DType dtype) {
   return constant(v, dtype, shape);
 }
 
+namespace {
+
+// The value of a CPU 0-dim tensor. A wrapped Python number (scalar_to_tensor's double,
+// long, bool or complex double) is read in place: item() dispatched twice, a twentieth of
+// a tiny op's host time.
+c10::Scalar cpu_scalar(const at::Tensor& t) {
+  if (t.unsafeGetTensorImpl()->is_wrapped_number()) {
+    const void* p = t.data_ptr();
+    switch (t.scalar_type()) {
+      case at::kDouble: return *static_cast<const double*>(p);
+      case at::kLong: return *static_cast<const int64_t*>(p);
+      case at::kBool: return *static_cast<const bool*>(p);
+      case at::kComplexDouble: return *static_cast<const c10::complex<double>*>(p);
+      default: break;
+    }
+  }
+  return t.item();
+}
+
+}  // namespace
+
 NodeRef operand(const at::Tensor& t, const Shape& shape, DType dtype) {
   if (!is_loom(t)) {
     TORCH_CHECK(t.dim() == 0, "Expected all tensors to be on the same device, but found a ",
                 t.device(), " tensor of ", t.dim(), " dims with a Loom tensor");
-    return scalar_node(t.item(), shape, dtype);
+    return scalar_node(cpu_scalar(t), shape, dtype);
   }
   return cast(expand(read_tensor(t), shape), dtype);
 }
@@ -74,7 +95,11 @@ namespace {
 // gathers below the value read everything first, so they are not checked, as on CPU.
 void check_partial_overlap(const at::Tensor& dst, const NodeRef& value) {
   if (value->src.empty()) return;  // a constant (a fill, a Python number): nothing read
-  const Node* current = buffer_of(dst).value().get();
+  const NodeRef& held = buffer_of(dst).value();
+  // A load of dst's value holds that node: when its buffer is the only holder (always so
+  // for a fresh result), the value reads nothing of dst.
+  if (held.use_count() == 1) return;
+  const Node* current = held.get();
   const int64_t dsize = dst.element_size();
   auto span = [](const View& v, int64_t size, int64_t& lo, int64_t& hi) {
     lo = v.offset, hi = v.offset + 1;
@@ -89,11 +114,11 @@ void check_partial_overlap(const at::Tensor& dst, const NodeRef& value) {
   View out = view_of(dst);
   if (!span(out, dsize, out_lo, out_hi)) return;
   std::vector<const Node*> stack{value.get()};
-  std::unordered_set<const Node*> seen;
+  NodeSet seen;
   while (!stack.empty()) {
     const Node* n = stack.back();
     stack.pop_back();
-    if (!seen.insert(n).second) continue;
+    if (!seen.insert(n)) continue;
     if (n->op == Op::Reduce || n->op == Op::Scan || n->op == Op::Gather) continue;
     if (n->op == Op::Load) {
       if (n->src[0].get() != current) continue;

@@ -1,9 +1,12 @@
 // Elementwise ops: unary, binary, ternary, their in-place and out= forms, fill.
 #include <ATen/Dispatch.h>
+#include <ATen/native/BinaryOps.h>
 #include <ATen/native/Resize.h>
+#include <ATen/ops/result_type_native.h>
 #include <torch/library.h>
 
 #include "aten/op_util.h"
+#include "aten/torch_compat.h"
 
 namespace loom::aten {
 
@@ -129,6 +132,66 @@ Tensor iterator_layout(const Tensor& meta, const Tensor& a, const Tensor& b = Te
   return at::empty_strided(l.sizes(), l.strides(), meta.options());
 }
 
+// NOTE [Plain binary ops]: the meta call that checks a binary op and lays out its result
+// (a TensorIterator built over meta stand-ins) was a fifth of a tiny op's host time, and a
+// unary op made two (iterator_layout). Over plain operands, contiguous Loom tensors of one
+// shape or one of them a Python number, the CPU's result is contiguous at that shape, of
+// the promoted dtype; for the ops whose meta functions check nothing beyond that (add and
+// sub check alpha and bools, below), the result is made without them. Anything else
+// (broadcasting, other strides, a CPU tensor that is not a Python number, named tensors)
+// takes the meta call. The kernels' own dtype checks (unary_value, binary_value) run on
+// both paths.
+bool plain(const Tensor& t) { return is_loom(t) && t.is_contiguous() && !has_names(t); }
+
+const Tensor* plain_operand(const Tensor& a, const Tensor& b) {
+  auto number = [](const Tensor& t) {
+    return t.unsafeGetTensorImpl()->is_wrapped_number() && t.is_cpu();
+  };
+  if (plain(a) && (number(b) || (plain(b) && a.sizes() == b.sizes()))) return &a;
+  if (number(a) && plain(b)) return &b;
+  return nullptr;
+}
+
+// The result dtype of `op` over plain operands that promote to `common`; nullopt for the
+// ops whose meta functions check more.
+c10::optional<c10::ScalarType> plain_dtype(Op op, c10::ScalarType common) {
+  switch (op) {
+    // Unary ops whose meta function is only a float TensorIterator (integers compute in
+    // the default dtype).
+    case Op::Exp: case Op::Exp2: case Op::Expm1: case Op::Log: case Op::Log2: case Op::Log10:
+    case Op::Log1p: case Op::Sqrt: case Op::Rsqrt: case Op::Sin: case Op::Cos: case Op::Tan:
+    case Op::Asin: case Op::Acos: case Op::Atan: case Op::Sinh: case Op::Cosh: case Op::Tanh:
+    case Op::Sigmoid: case Op::Erf: case Op::Reciprocal:
+    case Op::Div:  // true division: a float TensorIterator too
+      return at::isIntegralType(common, /*includeBool=*/true)
+                 ? c10::typeMetaToScalarType(at::get_default_dtype())
+                 : common;
+    case Op::Add: case Op::Sub: case Op::Mul:
+      return common;
+    case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le: case Op::Gt: case Op::Ge:
+    case Op::LogicalAnd: case Op::LogicalOr: case Op::LogicalXor:
+      return at::kBool;
+    case Op::BitAnd: case Op::BitOr: case Op::BitXor:  // a float raises in binary_value
+      return common;
+    // Same-dtype ops whose meta functions refuse only bools or complex values.
+    case Op::Neg: case Op::Abs: case Op::Relu: case Op::Floor: case Op::Ceil: case Op::Trunc:
+    case Op::Round: case Op::Sign: case Op::Maximum: case Op::Minimum:
+      if (common == at::kBool || at::isComplexType(common)) return c10::nullopt;
+      return common;
+    default:
+      return c10::nullopt;
+  }
+}
+
+// A fresh contiguous result like `like` of `dtype`, holding value(shape, dtype).
+template <class ValueFn>
+Tensor plain_functional(const Tensor& like, c10::ScalarType dtype, ValueFn value) {
+  EngineLock g(engine_mutex());
+  Tensor out = empty_loom(like.sizes(), dtype, at::MemoryFormat::Contiguous);
+  assign(out, value(out_shape(out), to_loom(dtype)));
+  return out;
+}
+
 Tensor unary_fn(Op op, const Tensor& self, const Tensor& meta) {
   EngineLock g(engine_mutex());
   Tensor out = result_like(iterator_layout(meta, self));
@@ -144,6 +207,11 @@ Tensor& unary_into(Op op, const Tensor& self, Tensor& out, const Tensor& meta_fn
 
 #define LOOM_UNARY(name, OP)                                                  \
   Tensor name##_fn(const Tensor& self) {                                      \
+    if (plain(self))                                                          \
+      if (auto t = plain_dtype(Op::OP, self.scalar_type()))                   \
+        return plain_functional(self, *t, [&](const Shape& s, DType r) {      \
+          return unary_value(Op::OP, self, s, r);                             \
+        });                                                                   \
     return unary_fn(Op::OP, self, at::name(to_meta(self)));                   \
   }                                                                           \
   Tensor& name##_ip(Tensor& self) {                                           \
@@ -176,7 +244,14 @@ Tensor& unary_into(Op op, const Tensor& self, Tensor& out, const Tensor& meta_fn
 LOOM_UNARY_OPS(LOOM_UNARY)
 LOOM_UNARY_NO_INPLACE(isnan, IsNan)
 
-Tensor relu_fn(const Tensor& self) { return unary_fn(Op::Relu, self, at::relu(to_meta(self))); }
+Tensor relu_fn(const Tensor& self) {
+  if (plain(self))
+    if (auto t = plain_dtype(Op::Relu, self.scalar_type()))
+      return plain_functional(self, *t, [&](const Shape& s, DType r) {
+        return unary_value(Op::Relu, self, s, r);
+      });
+  return unary_fn(Op::Relu, self, at::relu(to_meta(self)));
+}
 Tensor& relu_ip(Tensor& self) {
   Tensor m = to_meta(self);
   return unary_into(Op::Relu, self, self, at::relu(m));
@@ -260,8 +335,12 @@ Tensor& into(Tensor& out, MetaFn meta_fn, ValueFn value) {
 
 #define LOOM_BINARY_NO_INPLACE(name, OP)                                                   \
   Tensor name##_fn(const Tensor& a, const Tensor& b) {                                     \
+    auto value = [&](const Shape& s, DType r) { return binary_value(Op::OP, a, b, s, r); }; \
+    if (const Tensor* like = plain_operand(a, b))                                          \
+      if (auto t = plain_dtype(Op::OP, at::native::result_type(a, b)))                     \
+        return plain_functional(*like, *t, value);                                         \
     return functional([&] { return iterator_layout(at::name(to_meta(a), to_meta(b)), a, b); }, \
-                      [&](const Shape& s, DType r) { return binary_value(Op::OP, a, b, s, r); }); \
+                      value);                                                              \
   }                                                                                        \
   Tensor& name##_out(const Tensor& a, const Tensor& b, Tensor& out) {                      \
     Tensor ma = to_meta(a), mb = to_meta(b), mo = to_meta_out(out, a, ma, b, mb);                            \
@@ -299,8 +378,14 @@ LOOM_BINARY_NO_INPLACE(minimum, Minimum)
 
 #define LOOM_ADD(name, OP)                                                                     \
   Tensor name##_fn(const Tensor& a, const Tensor& b, const c10::Scalar& alpha) {               \
-    return functional([&] { return at::name(to_meta(a), to_meta(b), alpha); },                 \
-                      [&](const Shape& s, DType r) { return add_value(Op::OP, a, b, alpha, s, r); }); \
+    auto value = [&](const Shape& s, DType r) { return add_value(Op::OP, a, b, alpha, s, r); }; \
+    if (const Tensor* like = plain_operand(a, b)) {                                            \
+      if (Op::OP == Op::Sub) at::native::sub_check(a, b);                                      \
+      const c10::ScalarType t = at::native::result_type(a, b);                                 \
+      at::native::alpha_check(t, alpha);                                                       \
+      return plain_functional(*like, t, value);                                                \
+    }                                                                                          \
+    return functional([&] { return at::name(to_meta(a), to_meta(b), alpha); }, value);         \
   }                                                                                            \
   Tensor& name##_ip(Tensor& a, const Tensor& b, const c10::Scalar& alpha) {                    \
     Tensor ma = to_meta(a), mb = to_meta(b);                                                   \

@@ -1,0 +1,166 @@
+"""NOTE [Plain binary ops] (csrc/aten/ops_elementwise.cpp): elementwise ops over contiguous
+Loom tensors of one shape, or a tensor and a Python number, lay out their result without
+the meta call. Each case here runs on CPU and on Loom:
+the same dtype, sizes, strides and values, or the same exception and message; and the
+cases the shortcut must leave to the meta call (broadcasting, transposed or expanded
+operands, CPU tensors that are not Python numbers) keep the CPU's layouts."""
+import pytest
+import torch
+
+import loom
+
+D = loom.device
+DTYPES = [torch.bool, torch.uint8, torch.int8, torch.int32, torch.int64, torch.float16,
+          torch.bfloat16, torch.float32, torch.float64, torch.complex64]
+NUMBERS = [3, -2, 2.5, True, False, 1.5j]
+OPS = {
+    "add": lambda a, b: a + b,
+    "sub": lambda a, b: a - b,
+    "mul": lambda a, b: a * b,
+    "div": lambda a, b: a / b,
+    "eq": lambda a, b: a == b,
+    "ne": lambda a, b: a != b,
+    "lt": lambda a, b: a < b,
+    "le": lambda a, b: a <= b,
+    "gt": lambda a, b: a > b,
+    "ge": lambda a, b: a >= b,
+    "logical_and": torch.logical_and,
+    "logical_or": torch.logical_or,
+    "logical_xor": torch.logical_xor,
+    "bitwise_and": lambda a, b: a & b,
+    "bitwise_or": lambda a, b: a | b,
+    "bitwise_xor": lambda a, b: a ^ b,
+    "maximum": torch.maximum,
+    "minimum": torch.minimum,
+}
+UNARY = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos",
+         "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "sigmoid", "erf", "reciprocal",
+         "neg", "abs", "relu", "floor", "ceil", "trunc", "round", "sign", "sgn", "frac",
+         "logical_not", "bitwise_not", "isnan"]
+
+
+def sample(shape, dtype, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randint(1, 5, shape, generator=g, dtype=torch.int64)
+    if dtype == torch.bool:
+        return x > 2
+    if dtype.is_complex:
+        return (x + 0.5j * x.flip(-1)).to(dtype)
+    return x.to(dtype)
+
+
+def to_loom(v):
+    return v.to(D) if isinstance(v, torch.Tensor) else v
+
+
+def same(fn, *args):
+    """fn on CPU and on Loom: the same result (dtype, sizes, strides, values) or the same
+    exception type and first line."""
+    try:
+        want = fn(*args)
+    except Exception as e:  # noqa: BLE001
+        up = None
+        wider = {torch.float16: torch.float32, torch.complex32: torch.complex64}
+        if "not implemented for 'Half'" in str(e) or "not implemented for 'ComplexHalf'" in str(e):
+            try:
+                up = fn(*[a.to(wider[a.dtype]) if isinstance(a, torch.Tensor) and a.dtype in wider
+                          else a for a in args])
+            except Exception:  # noqa: BLE001  (no kernel for any width: Loom raises too)
+                pass
+        if up is not None:
+            # A half kernel the CPU lacks (CUDA has it), which Loom computes: the result is
+            # the wider one rounded.
+            got = fn(*[to_loom(a) for a in args])
+            narrow = {torch.float32: torch.float16, torch.complex64: torch.complex32}
+            assert got.dtype == narrow.get(up.dtype, up.dtype)
+            torch.testing.assert_close(got.cpu().to(up.dtype), up, rtol=2e-3, atol=2e-3,
+                                       equal_nan=True)
+            return
+        with pytest.raises(type(e)) as got:
+            fn(*[to_loom(a) for a in args])
+        assert str(got.value).split("\n")[0] == str(e).split("\n")[0]
+        return
+    got = fn(*[to_loom(a) for a in args])
+    assert got.device == D
+    assert got.dtype == want.dtype
+    assert got.shape == want.shape
+    assert got.stride() == want.stride()
+    torch.testing.assert_close(got.cpu(), want, equal_nan=True, rtol=1e-3, atol=1e-3)
+
+
+TENSORS_ONLY = ("maximum", "minimum", "logical_and", "logical_or", "logical_xor")
+
+
+@pytest.mark.parametrize("op", [op for op in OPS if op not in TENSORS_ONLY])
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_tensor_and_number(op, dtype):
+    a = sample((3, 5), dtype)
+    for n in NUMBERS:
+        same(OPS[op], a, n)
+        same(OPS[op], n, a)
+
+
+@pytest.mark.parametrize("op", list(OPS))
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_two_tensors(op, dtype):
+    a = sample((4, 6), dtype, seed=1)
+    for other in DTYPES:
+        same(OPS[op], a, sample((4, 6), other, seed=2))
+
+
+@pytest.mark.parametrize("op", UNARY)
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_unary(op, dtype):
+    f = getattr(torch, op)
+    same(f, sample((3, 4), dtype))
+    same(f, sample((3, 4), dtype).t())   # the meta call's layout
+    same(f, sample((), dtype))
+    same(f, sample((0, 2), dtype))
+
+
+@pytest.mark.parametrize("name", ["add", "sub"])
+@pytest.mark.parametrize("dtype", [torch.bool, torch.int64, torch.float32, torch.complex64],
+                         ids=str)
+def test_alpha(name, dtype):
+    f = getattr(torch, name)
+    a, b = sample((2, 3), dtype), sample((2, 3), dtype, seed=3)
+    for alpha in [1, 2, 0.5, True, 2j]:
+        same(lambda x, y: f(x, y, alpha=alpha), a, b)
+        same(lambda x: f(x, 3, alpha=alpha), a)
+
+
+def test_zero_dim_and_empty():
+    for shape in [(), (0,), (2, 0, 3)]:
+        for op in OPS.values():
+            same(op, sample(shape, torch.float32), 2)
+            same(op, sample(shape, torch.int32), sample(shape, torch.int32, seed=4))
+
+
+def test_layouts_left_to_the_meta_call():
+    x = sample((4, 6), torch.float32)
+    t = x.t()
+    for op in OPS.values():
+        same(op, t, 2)                                   # transposed: keeps its strides
+        same(op, t, sample((6, 4), torch.float32))
+        same(op, x, sample((6,), torch.float32))         # broadcast
+        same(op, x[:, :1].expand(4, 6), x)               # expanded
+        same(op, sample((2, 3, 4, 5), torch.float32).to(memory_format=torch.channels_last),
+             sample((2, 3, 4, 5), torch.float32))
+
+
+def test_cpu_zero_dim_tensor_operand():
+    x = sample((3,), torch.int32)
+    c = torch.tensor(2.5)  # a CPU tensor, not a Python number: the meta call decides
+    for op in OPS.values():
+        same(op, x, c)
+
+
+def test_one_kernel_and_no_fallbacks(fresh_metrics):
+    x = torch.rand(1000).to(D)
+    loom.sync()
+    fresh_metrics()
+    y = ((x + 1) * 2 - x / 3 > 0.5) == (x < 0.25)
+    y.cpu()
+    m = loom.metrics()
+    assert m["kernels_run"] == 1
+    assert m["fallbacks"] == {}
