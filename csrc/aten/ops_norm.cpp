@@ -2,6 +2,7 @@
 // norm and instance norm reach them through composites). Statistics are reductions,
 // accumulated in float32 for reduced floats; everything else is elementwise, so a
 // normalization and its neighbours fuse.
+#include <ATen/native/layer_norm.h>
 #include <torch/library.h>
 
 #include "aten/op_util.h"
@@ -41,9 +42,28 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm(const Tensor& input, at::IntArrayR
                                               const OptTensor& weight, const OptTensor& bias,
                                               double eps) {
   check_operands("native_layer_norm", {input});
-  auto meta = at::native_layer_norm(to_meta(input), normalized, to_meta(weight), to_meta(bias), eps);
-  Tensor out = result_like(std::get<0>(meta)), mean = result_like(std::get<1>(meta)),
-         rstd = result_like(std::get<2>(meta));
+  Tensor out, mean, rstd;
+  if (at::isFloatingType(input.scalar_type())) {
+    // The CPU's checks and layouts (layer_norm_cpu): a contiguous result, and statistics
+    // that keep the normalized dims as size 1; they are float for a half or bfloat16 input,
+    // as PyTorch's meta function makes them. That meta function is the composite
+    // decomposition run on meta tensors: 65 us of host time per call.
+    at::native::_check_layer_norm_inputs(input, normalized, weight.value_or(Tensor()),
+                                         bias.value_or(Tensor()));
+    at::DimVector stat(input.sizes().begin(), input.sizes().end());
+    for (size_t i = 0; i < normalized.size(); ++i) stat[stat.size() - 1 - i] = 1;
+    const auto t = input.scalar_type();
+    const auto st = t == at::kHalf || t == at::kBFloat16 ? at::kFloat : t;
+    EngineLock g(engine_mutex());
+    out = empty_loom(input.sizes(), input.scalar_type(), at::MemoryFormat::Contiguous);
+    mean = empty_loom(stat, st, at::MemoryFormat::Contiguous);
+    rstd = empty_loom(stat, st, at::MemoryFormat::Contiguous);
+  } else {
+    auto meta = at::native_layer_norm(to_meta(input), normalized, to_meta(weight), to_meta(bias), eps);
+    out = result_like(std::get<0>(meta));
+    mean = result_like(std::get<1>(meta));
+    rstd = result_like(std::get<2>(meta));
+  }
   if (input.numel() == 0) return {out, mean, rstd};
   const int64_t axis = input.dim() - int64_t(normalized.size());
   std::vector<int> axes;

@@ -1,6 +1,8 @@
 // Reductions and scans: sum, mean, prod, amax/amin, max/min, argmax/argmin, all/any,
 // var/std, logsumexp, vector norms, cumsum/cumprod. Each runs on meta tensors first for
 // PyTorch's result layout and errors; the value is a reduce (or scan) node over the input.
+#include <ATen/EmptyTensor.h>
+#include <ATen/native/ReduceOpsUtils.h>
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
 
@@ -349,16 +351,19 @@ NodeRef var_value(const Tensor& self, const Axes& axes, DType r, const Correctio
   return take_sqrt ? unary(Op::Sqrt, v) : v;
 }
 
-// PyTorch's meta var/std fails on 0-dim input (a Python decomposition indexes its shape), so a
-// 0-dim input is checked as its 1-element 1-d view, whose dims and result agree.
-#define LOOM_VAR_META(name)                                                            \
-  Tensor name##_meta(const Tensor& self, at::OptionalIntArrayRef dim,                  \
-                     Correction correction, bool keepdim) {                            \
-    if (self.dim() > 0) return at::name(to_meta(self), dim, correction, keepdim);      \
-    return at::name(to_meta(self).reshape({1}), dim, correction, keepdim).reshape({}); \
-  }
-LOOM_VAR_META(var)
-LOOM_VAR_META(std)
+// var/std's result as the CPU's std_var_out makes it: floating or complex input only, the
+// reduced dims (wrapped, none twice) dropped or kept, of the input's real dtype, contiguous.
+// PyTorch's own meta var/std is a Python decomposition: 28 us of a GPT step's layer norms,
+// per call, and its errors were not the CPU's (an integer input's named mean(), a dim out
+// of range was "tuple index out of range").
+// `what` names the op as the CPU's message does ("std and var", "var_mean", "std_mean").
+Tensor var_meta(const Tensor& self, at::OptionalIntArrayRef dim, bool keepdim, const char* what) {
+  TORCH_CHECK(at::isFloatingType(self.scalar_type()) || at::isComplexType(self.scalar_type()),
+              what, " only support floating point and complex dtypes");
+  const auto mask = at::native::make_dim_mask(dim, self.dim());
+  return at::detail::empty_meta(at::native::shape_from_dim_mask(self, mask, keepdim),
+                                c10::toRealValueType(self.scalar_type()), c10::nullopt);
+}
 
 // var/std out= have no meta kernel: the out is resized to the functional result; the value is
 // computed in out's (floating) dtype, as eager does.
@@ -371,7 +376,7 @@ void match_var_out(Tensor& out, const Tensor& meta) {
 #define LOOM_VAR(name, SQRT)                                                                   \
   Tensor name##_fn(const Tensor& self, at::OptionalIntArrayRef dim,                            \
                    Correction correction, bool keepdim) {                                      \
-    Tensor meta = name##_meta(self, dim, correction, keepdim);                                 \
+    Tensor meta = var_meta(self, dim, keepdim, "std and var");                                 \
     Axes axes = reduce_axes(self.dim(), dim);                                                  \
     return functional(meta, [&](DType r, const Shape& s) {                                     \
       return drop_axes(var_value(self, axes, r, correction, SQRT), axes, s);                   \
@@ -380,7 +385,7 @@ void match_var_out(Tensor& out, const Tensor& meta) {
   Tensor& name##_out(const Tensor& self, at::OptionalIntArrayRef dim,                          \
                      Correction correction, bool keepdim, Tensor& out) {                       \
     Axes axes = reduce_axes(self.dim(), dim);                                                  \
-    match_var_out(out, name##_meta(self, dim, correction, keepdim));                           \
+    match_var_out(out, var_meta(self, dim, keepdim, "std and var"));                           \
     EngineLock g(engine_mutex());                                                              \
     assign(out, drop_axes(var_value(self, axes, dtype_of(out), correction, SQRT), axes,        \
                           out_shape(out)));                                                    \
@@ -388,7 +393,7 @@ void match_var_out(Tensor& out, const Tensor& meta) {
   }                                                                                            \
   std::tuple<Tensor, Tensor> name##_mean_fn(const Tensor& self, at::OptionalIntArrayRef dim,   \
                                             Correction correction, bool keepdim) {             \
-    Tensor meta = name##_meta(self, dim, correction, keepdim);                                 \
+    Tensor meta = var_meta(self, dim, keepdim, #name "_mean");                                 \
     Axes axes = reduce_axes(self.dim(), dim);                                                  \
     EngineLock g(engine_mutex());                                                              \
     Tensor v = result_like(meta);                                                              \

@@ -207,3 +207,32 @@ def test_layer_norm_of_one_element_rounds_as_the_cpu():
     want.backward(torch.ones(1))
     got.backward(torch.ones(1, device=loom.device))
     torch.testing.assert_close(ls[1].grad.cpu(), ts[1].grad, rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+def test_native_layer_norm_layouts_match_cpu(dtype):
+    x = sample((3, 4, 5), 8, dtype)
+    w, b = sample((4, 5), 9, dtype), sample((4, 5), 10, dtype)
+    for args in [(x, (5,), None, None), (x, (4, 5), w, b), (x.transpose(0, 2), (3,), None, None)]:
+        want = torch.native_layer_norm(*args, 1e-5)
+        got = torch.native_layer_norm(*[a.to(D) if isinstance(a, torch.Tensor) else a
+                                        for a in args], 1e-5)
+        for w_, g in zip(want, got):
+            assert (g.dtype, g.shape, g.stride()) == (w_.dtype, w_.shape, w_.stride())
+            torch.testing.assert_close(g.cpu(), w_, rtol=1e-4, atol=1e-5)
+
+
+LAYER_NORM_ERRORS = [
+    lambda x: F.layer_norm(x, (4,)),                                 # trailing dims differ
+    lambda x: F.layer_norm(x, (3, 4, 5, 6)),                         # more dims than input
+    lambda x: F.layer_norm(x, (5,), torch.ones(4, device=x.device)),  # weight's shape
+    lambda x: F.layer_norm(x, (5,), None, torch.ones(2, 5, device=x.device)),  # bias's
+    lambda x: torch.native_layer_norm(x, [], None, None, 1e-5),      # nothing normalized
+]
+
+
+@pytest.mark.parametrize("i", range(len(LAYER_NORM_ERRORS)))
+def test_layer_norm_errors_match_cpu(i):
+    from cpu_errors import raises_like_cpu
+    x = sample((3, 4, 5), 11)
+    raises_like_cpu(lambda: LAYER_NORM_ERRORS[i](x), lambda: LAYER_NORM_ERRORS[i](x.to(D)))

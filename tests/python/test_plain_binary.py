@@ -164,3 +164,39 @@ def test_one_kernel_and_no_fallbacks(fresh_metrics):
     m = loom.metrics()
     assert m["kernels_run"] == 1
     assert m["fallbacks"] == {}
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_where(dtype):
+    c = sample((3, 4), torch.bool, seed=5)
+    a = sample((3, 4), dtype, seed=6)
+    values = [sample((3, 4), other, seed=7) for other in (torch.int64, torch.float32, dtype)]
+    values += [2, 2.5, True, torch.tensor(1.5), torch.tensor(3, dtype=torch.int32)]
+    for b in values:
+        same(torch.where, c, a, b)
+        same(torch.where, c, b, a)
+    same(torch.where, c.t(), a.t(), a.t())                  # the meta call's layouts
+    same(torch.where, c[:1], a, sample((4,), dtype))
+    same(torch.where, c.to(torch.uint8), a, a)              # a byte condition
+    same(torch.where, c.to(torch.float32), a, a)            # refused
+
+
+def test_where_zero_dim_values_on_loom():
+    c = sample((3, 4), torch.bool, seed=8)
+    a = sample((3, 4), torch.float32, seed=9)
+    z = torch.tensor(-1.0)
+    want = torch.where(c, a, z)
+    got = torch.where(c.to(D), a.to(D), z.to(D))
+    assert (got.dtype, got.shape, got.stride()) == (want.dtype, want.shape, want.stride())
+    torch.testing.assert_close(got.cpu(), want)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_relu_layouts(dtype):
+    x = sample((3, 4, 5), dtype)
+    for f in [torch.relu, torch.nn.functional.relu]:
+        same(f, x)
+        same(f, x.transpose(0, 2))
+        same(f, x[:, ::2])
+        same(f, x[:, :1].expand(3, 4, 5))
+    same(lambda t: t.transpose(0, 1).relu_(), x.clone())

@@ -523,3 +523,37 @@ def test_logcumsumexp(dtype):
         (torch.logcumsumexp(a, 1) * torch.arange(5.0, dtype=torch.float64, device=dev)).sum().backward()
         grads.append(a.grad.cpu())
     torch.testing.assert_close(grads[1], grads[0])
+
+
+# var/std's results and errors are the CPU's std_var_out's (PyTorch's meta var is a Python
+# decomposition whose messages differed): the same exception type and first line.
+VAR_ERRORS = [
+    lambda t: t.int().var(1),
+    lambda t: (t > 0).std(),
+    lambda t: torch.var_mean(t.long(), 0),
+    lambda t: t.var(2),
+    lambda t: t.std(-3),
+    lambda t: torch.std_mean(t, (1, -1)),
+    lambda t: t[0, 0].var(1),
+]
+
+
+@pytest.mark.parametrize("i", range(len(VAR_ERRORS)))
+def test_var_errors_match_cpu(i):
+    from cpu_errors import raises_like_cpu
+    x = make(torch.float32)
+    raises_like_cpu(lambda: VAR_ERRORS[i](x), lambda: VAR_ERRORS[i](x.to(loom.device)))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.complex64], ids=str)
+def test_var_layouts_match_cpu(dtype):
+    x = make(torch.float32, (3, 4, 5)).to(dtype)
+    for fn in [lambda t: t.var(1), lambda t: t.std((0, 2), keepdim=True), lambda t: t.var(),
+               lambda t: t[0, 0, 0].var(0), lambda t: torch.var_mean(t, -1, keepdim=True),
+               lambda t: torch.std_mean(t, []), lambda t: t.transpose(0, 2).var(1)]:
+        want = fn(x)
+        got = fn(x.to(loom.device))
+        for w, g in zip(want if isinstance(want, tuple) else (want,),
+                        got if isinstance(got, tuple) else (got,)):
+            assert (g.dtype, g.shape, g.stride()) == (w.dtype, w.shape, w.stride())
+            torch.testing.assert_close(g.cpu(), w, rtol=1e-4, atol=1e-5, equal_nan=True)
