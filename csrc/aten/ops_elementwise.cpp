@@ -192,6 +192,21 @@ Tensor plain_functional(const Tensor& like, c10::ScalarType dtype, ValueFn value
   return out;
 }
 
+// The in-place form: the result dtype must cast into self's, as TensorIterator checks an
+// in-place op's output; then value(shape, r) is stored into self.
+void check_inplace_cast(c10::ScalarType r, const Tensor& self) {
+  TORCH_CHECK(c10::canCast(r, self.scalar_type()), "result type ", r,
+              " can't be cast to the desired output type ", self.scalar_type());
+}
+
+template <class ValueFn>
+Tensor& plain_into(Tensor& self, c10::ScalarType r, ValueFn value) {
+  check_inplace_cast(r, self);
+  EngineLock g(engine_mutex());
+  assign(self, value(out_shape(self), to_loom(r)));
+  return self;
+}
+
 Tensor unary_fn(Op op, const Tensor& self, const Tensor& meta) {
   EngineLock g(engine_mutex());
   Tensor out = result_like(iterator_layout(meta, self));
@@ -215,6 +230,11 @@ Tensor& unary_into(Op op, const Tensor& self, Tensor& out, const Tensor& meta_fn
     return unary_fn(Op::OP, self, at::name(to_meta(self)));                   \
   }                                                                           \
   Tensor& name##_ip(Tensor& self) {                                           \
+    if (plain(self))                                                          \
+      if (auto t = plain_dtype(Op::OP, self.scalar_type()))                   \
+        return plain_into(self, *t, [&](const Shape& s, DType r) {            \
+          return unary_value(Op::OP, self, s, r);                             \
+        });                                                                   \
     Tensor m = to_meta(self);                                                 \
     Tensor r = at::name(m);                                                   \
     m.name##_();                                                              \
@@ -362,6 +382,11 @@ Tensor& into(Tensor& out, MetaFn meta_fn, ValueFn value) {
 #define LOOM_BINARY(name, OP)                                                              \
   LOOM_BINARY_NO_INPLACE(name, OP)                                                         \
   Tensor& name##_ip(Tensor& a, const Tensor& b) {                                          \
+    if (plain_operand(a, b) == &a)                                                         \
+      if (auto t = plain_dtype(Op::OP, at::native::result_type(a, b)))                     \
+        return plain_into(a, *t, [&](const Shape& s, DType r) {                            \
+          return binary_value(Op::OP, a, b, s, r);                                         \
+        });                                                                                \
     Tensor ma = to_meta(a), mb = to_meta(b);                                               \
     Tensor r = at::name(ma, mb);                                                           \
     ma.name##_(mb);                                                                        \
@@ -397,6 +422,15 @@ LOOM_BINARY_NO_INPLACE(minimum, Minimum)
     return functional([&] { return at::name(to_meta(a), to_meta(b), alpha); }, value);         \
   }                                                                                            \
   Tensor& name##_ip(Tensor& a, const Tensor& b, const c10::Scalar& alpha) {                    \
+    if (plain_operand(a, b) == &a) {                                                           \
+      if (Op::OP == Op::Sub) at::native::sub_check(a, b);                                      \
+      const c10::ScalarType t = at::native::result_type(a, b);                                 \
+      check_inplace_cast(t, a);                                                                \
+      at::native::alpha_check(t, alpha);                                                       \
+      return plain_into(a, t, [&](const Shape& s, DType r) {                                   \
+        return add_value(Op::OP, a, b, alpha, s, r);                                           \
+      });                                                                                      \
+    }                                                                                          \
     Tensor ma = to_meta(a), mb = to_meta(b);                                                   \
     Tensor r = at::name(ma, mb, alpha);                                                        \
     ma.name##_(mb, alpha);                                                                     \

@@ -200,3 +200,85 @@ def test_relu_layouts(dtype):
         same(f, x[:, ::2])
         same(f, x[:, :1].expand(3, 4, 5))
     same(lambda t: t.transpose(0, 1).relu_(), x.clone())
+
+
+INPLACE = ["add_", "sub_", "mul_", "div_", "eq_", "ne_", "lt_", "le_", "gt_", "ge_",
+           "logical_and_", "logical_or_", "logical_xor_", "bitwise_and_", "bitwise_or_",
+           "bitwise_xor_"]
+
+
+def same_inplace(method, a, *args, **kwargs):
+    """a.method(*args) on CPU and on Loom: the same values and dtype written into a (the
+    same tensor returned), or the same exception."""
+    want_a = a.clone()
+    try:
+        want = getattr(want_a, method)(*args, **kwargs)
+    except Exception as e:  # noqa: BLE001
+        want = None
+        if "not implemented for 'Half'" in str(e) and a.dtype == torch.float16:
+            try:
+                want = getattr(a.float(), method)(*args, **kwargs).half()
+            except Exception:  # noqa: BLE001  (no kernel for any width: Loom raises too)
+                pass
+        if want is not None:
+            # A half kernel the CPU lacks: the float32 result rounded.
+            got_a = a.to(D)
+            got = getattr(got_a, method)(*[to_loom(x) for x in args], **kwargs)
+            assert got is got_a and got.dtype == torch.float16
+            torch.testing.assert_close(got.cpu(), want, equal_nan=True, rtol=2e-3, atol=2e-3)
+            return
+        with pytest.raises(type(e)) as got:
+            getattr(a.to(D), method)(*[to_loom(x) for x in args], **kwargs)
+        assert str(got.value).split("\n")[0] == str(e).split("\n")[0]
+        return
+    assert want is want_a
+    got_a = a.to(D)
+    got = getattr(got_a, method)(*[to_loom(x) for x in args], **kwargs)
+    assert got is got_a
+    assert (got.dtype, got.shape, got.stride()) == (want.dtype, want.shape, want.stride())
+    torch.testing.assert_close(got.cpu(), want, equal_nan=True, rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize("method", INPLACE)
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_inplace_binary(method, dtype):
+    a = sample((3, 4), dtype, seed=10)
+    for other in DTYPES:
+        if method in ("eq_", "ne_") and (other.is_complex or dtype.is_complex):
+            # The CPU's in-place comparisons with a complex operand disagree with its own
+            # a == b (int32 a.eq_(2+2j) is 1 where a is 2: the values seem to be compared
+            # in self's dtype or by real parts); Loom's compare the values, on both paths
+            # (noted on issue 5).
+            continue
+        same_inplace(method, a, sample((3, 4), other, seed=11))
+    if not method.startswith("logical") and not (method in ("eq_", "ne_") and dtype.is_complex):
+        for n in NUMBERS:
+            same_inplace(method, a, n)
+    same_inplace(method, a.t(), sample((4, 3), dtype, seed=12))   # the meta call's path
+    same_inplace(method, a, sample((4,), dtype, seed=13))         # broadcast
+
+
+@pytest.mark.parametrize("dtype", [torch.bool, torch.int64, torch.float32, torch.complex64],
+                         ids=str)
+def test_inplace_alpha(dtype):
+    a, b = sample((2, 3), dtype), sample((2, 3), dtype, seed=14)
+    for alpha in [1, 2, 0.5, True, 2j]:
+        same_inplace("add_", a, b, alpha=alpha)
+        same_inplace("sub_", a, b, alpha=alpha)
+        same_inplace("add_", a, 3, alpha=alpha)
+
+
+@pytest.mark.parametrize("op", [op for op in UNARY if hasattr(torch.Tensor, op + "_")])
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_inplace_unary(op, dtype):
+    same_inplace(op + "_", sample((3, 4), dtype))
+    same_inplace(op + "_", sample((3, 4), dtype).t())
+
+
+def test_inplace_writes_reach_views():
+    base = torch.zeros(4, 6).to(D)
+    row = base[1]           # a contiguous view: the plain path writes its storage
+    row.add_(torch.ones(6).to(D)).mul_(3).neg_()
+    want = torch.zeros(4, 6)
+    want[1] = -3
+    torch.testing.assert_close(base.cpu(), want)
