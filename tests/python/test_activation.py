@@ -333,3 +333,14 @@ def test_rrelu(dtype):
 ])
 def test_rrelu_errors(bad):
     raises_like_cpu(lambda: bad("cpu"), lambda: bad(loom.device))
+
+
+def test_hardtanh_backward_layouts_match_cpu():
+    # Loom lays the result out with mul's meta function (the CPU's binary TensorIterator).
+    g = torch.randn(4, 6, dtype=torch.float64)
+    x = torch.randn(6, 4).t()
+    for args in [(g, x), (g.t().contiguous().t(), x), (g[:, :1], x), (g.float(), x)]:
+        want = A.hardtanh_backward(*args, -0.5, 0.5)
+        got = A.hardtanh_backward(*[a.to(D) for a in args], -0.5, 0.5)
+        assert (got.dtype, got.shape, got.stride()) == (want.dtype, want.shape, want.stride())
+        torch.testing.assert_close(got.cpu(), want)
