@@ -185,7 +185,11 @@ Tensor& prod_dim_out(const Tensor& self, int64_t dim, bool keepdim,
 }
 Tensor prod_all(const Tensor& self, c10::optional<at::ScalarType> dtype) {
   Axes axes = reduce_axes(self.dim(), c10::nullopt);
-  return functional(at::prod(to_meta(self), dtype), [&](DType r, const Shape& s) {
+  // As the CPU's prod: integers and bools multiply in int64 unless a dtype is given; the
+  // result is 0-dim. (PyTorch's meta prod is Python: 31 us a call.)
+  const c10::ScalarType t = dtype.value_or(
+      at::isIntegralType(self.scalar_type(), /*includeBool=*/true) ? at::kLong : self.scalar_type());
+  return functional(at::detail::empty_meta({}, t, c10::nullopt), [&](DType r, const Shape& s) {
     return drop_axes(reduced(ReduceKind::Prod, self, axes, r), axes, s);
   });
 }

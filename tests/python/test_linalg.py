@@ -151,3 +151,17 @@ def test_a_pending_operand_is_stored_as_it_lies_for_a_transposed_read():
         assert (m["kernels_run"], m["extern_calls"]) == (1, 2)
         for a, b in zip(got, want):
             torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-5)
+
+
+DOT_ERRORS = [
+    lambda d: torch.dot(torch.ones(3, 3, device=d), torch.ones(3, dtype=torch.long, device=d)),
+    lambda d: torch.dot(torch.ones(3, device=d), torch.ones(3, dtype=torch.double, device=d)),
+    lambda d: torch.dot(torch.ones(3, device=d), torch.ones(4, device=d)),
+    lambda d: torch.vdot(torch.ones(2, 2, device=d), torch.ones(4, device=d)),
+]
+
+
+@pytest.mark.parametrize("i", range(len(DOT_ERRORS)))
+def test_dot_errors_in_the_cpu_order(i):
+    from cpu_errors import raises_like_cpu
+    raises_like_cpu(lambda: DOT_ERRORS[i]("cpu"), lambda: DOT_ERRORS[i](loom.device))

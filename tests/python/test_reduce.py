@@ -557,3 +557,14 @@ def test_var_layouts_match_cpu(dtype):
                         got if isinstance(got, tuple) else (got,)):
             assert (g.dtype, g.shape, g.stride()) == (w.dtype, w.shape, w.stride())
             torch.testing.assert_close(g.cpu(), w, rtol=1e-4, atol=1e-5, equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", [torch.bool, torch.int8, torch.int64, torch.float32,
+                                   torch.float64, torch.complex64], ids=str)
+def test_prod_all_dtypes_match_cpu(dtype):
+    x = (make(torch.float32, (2, 3)).abs() + 1).round().to(dtype)
+    for fn in [lambda t: t.prod(), lambda t: t.t().prod(), lambda t: t.prod(dtype=torch.float64),
+               lambda t: t[:0].prod()]:
+        want, got = fn(x), fn(x.to(loom.device))
+        assert (got.dtype, got.shape) == (want.dtype, want.shape)
+        torch.testing.assert_close(got.cpu(), want)
