@@ -238,3 +238,42 @@ def test_xlogy():
     out = torch.empty(0, device=D)
     torch.xlogy(x.to(D), y.to(D), out=out)
     torch.testing.assert_close(out.cpu(), torch.xlogy(x, y), equal_nan=True)
+
+
+BCE_CASES = [  # (input shape, target shape, weight shape or None, reduction)
+    ((3, 4), (3, 4), None, "none"), ((3, 4), (3, 4), (4,), "mean"), ((3, 1), (3,), None, "sum"),
+    ((3, 4), (1, 4), None, "none"), ((3, 4), (3, 4), (3, 1), "none"),
+]
+
+
+@pytest.mark.parametrize("case", range(len(BCE_CASES)))
+def test_binary_cross_entropy_shapes_match_cpu(case):
+    xs, ts, ws, red = BCE_CASES[case]
+    g = torch.Generator().manual_seed(case)
+    x = torch.rand(xs, generator=g) * 0.9 + 0.05
+    t = torch.rand(ts, generator=g)
+    w = torch.rand(ws, generator=g) if ws else None
+    r = {"none": 0, "mean": 1, "sum": 2}[red]
+    args = [(x, t, w), tuple(a.to(loom.device) if a is not None else None for a in (x, t, w))]
+    want = torch.ops.aten.binary_cross_entropy(*args[0], r)
+    got = torch.ops.aten.binary_cross_entropy(*args[1], r)
+    assert (got.dtype, got.shape, got.stride()) == (want.dtype, want.shape, want.stride())
+    torch.testing.assert_close(got.cpu(), want, rtol=1e-5, atol=1e-6)
+
+
+BCE_ERRORS = [
+    lambda d: torch.ops.aten.binary_cross_entropy(torch.rand(3, 4, device=d) * 0.5,
+                                                  torch.rand(3, 4, dtype=torch.double, device=d),
+                                                  None, 1),
+    lambda d: torch.ops.aten.binary_cross_entropy(torch.rand(3, 4, device=d) * 0.5,
+                                                  torch.rand(3, 4, device=d),
+                                                  torch.rand(3, 4, 2, device=d), 1),
+    lambda d: torch.ops.aten.binary_cross_entropy(torch.rand(3, 4, device=d) * 0.5,
+                                                  torch.rand(3, 2, device=d), None, 1),
+]
+
+
+@pytest.mark.parametrize("i", range(len(BCE_ERRORS)))
+def test_binary_cross_entropy_errors_match_cpu(i):
+    from cpu_errors import raises_like_cpu
+    raises_like_cpu(lambda: BCE_ERRORS[i]("cpu"), lambda: BCE_ERRORS[i](loom.device))
