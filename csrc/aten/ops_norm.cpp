@@ -6,6 +6,7 @@
 #include <torch/library.h>
 
 #include "aten/op_util.h"
+#include "aten/torch_compat.h"
 
 namespace loom::aten {
 
@@ -45,15 +46,19 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm(const Tensor& input, at::IntArrayR
   Tensor out, mean, rstd;
   if (at::isFloatingType(input.scalar_type())) {
     // The CPU's checks and layouts (layer_norm_cpu): a contiguous result, and statistics
-    // that keep the normalized dims as size 1; they are float for a half or bfloat16 input,
-    // as PyTorch's meta function makes them. That meta function is the composite
-    // decomposition run on meta tensors: 65 us of host time per call.
+    // that keep the normalized dims as size 1, in the input's dtype on torch 1.13 (2.x
+    // keeps a bfloat16 input's in float). PyTorch's meta function is the composite run on
+    // meta tensors (65 us of host time per call), and 1.13's made them float.
     at::native::_check_layer_norm_inputs(input, normalized, weight.value_or(Tensor()),
                                          bias.value_or(Tensor()));
     at::DimVector stat(input.sizes().begin(), input.sizes().end());
     for (size_t i = 0; i < normalized.size(); ++i) stat[stat.size() - 1 - i] = 1;
     const auto t = input.scalar_type();
+#if LOOM_TORCH_AT_LEAST(2, 0)
     const auto st = t == at::kHalf || t == at::kBFloat16 ? at::kFloat : t;
+#else
+    const auto st = t;
+#endif
     EngineLock g(engine_mutex());
     out = empty_loom(input.sizes(), input.scalar_type(), at::MemoryFormat::Contiguous);
     mean = empty_loom(stat, st, at::MemoryFormat::Contiguous);
