@@ -539,10 +539,11 @@ void check_condition(const Tensor& c) {
   TORCH_CHECK(c.scalar_type() == at::kBool || c.scalar_type() == at::kByte,
               "where expected condition to be a boolean tensor, but got a tensor with dtype ",
               c.scalar_type());
-  if (c.scalar_type() == at::kByte)
+  if (c.scalar_type() == at::kByte) {
     TORCH_WARN_ONCE("where received a uint8 condition tensor. This behavior is deprecated and "
                     "will be removed in a future version of PyTorch. Use a boolean condition "
                     "instead.");
+  }
 }
 
 // The meta where keeps its inputs' odd strides of size-1 dims and does not resize a

@@ -4,7 +4,6 @@
 #include <atomic>
 #include <cstring>
 #include <stdexcept>
-#include <unordered_set>
 
 #include "core/extern.h"
 #include "core/memory.h"
@@ -45,9 +44,11 @@ void bound(Buffer& b) {
   if (d > kMaxPendingDepth && g_bound_hook) g_bound_hook(b);
 }
 
+// Live buffers, a doubly linked list through them (Buffer::prev_, next_): a buffer per
+// op's result was an unordered_set node allocated and freed.
 struct Registry {
   std::mutex mu;
-  std::unordered_set<Buffer*> live;
+  Buffer* head = nullptr;
 };
 
 Registry& registry() {
@@ -92,13 +93,18 @@ IndexMap broadcast_map(const Shape& from, const Shape& to) {
 
 Buffer::Buffer(int64_t n) : nbytes(n), serial(g_buffer_serial++), alive_(std::make_shared<char>()) {
   hold(make_node(Op::Empty, DType::UInt8, {n}, {}, int64_t(g_empty_id++)));
-  std::lock_guard<std::mutex> g(registry().mu);
-  registry().live.insert(this);
+  Registry& r = registry();
+  std::lock_guard<std::mutex> g(r.mu);
+  next_ = r.head;
+  if (next_) next_->prev_ = this;
+  r.head = this;
 }
 
 Buffer::~Buffer() {
-  std::lock_guard<std::mutex> g(registry().mu);
-  registry().live.erase(this);
+  Registry& r = registry();
+  std::lock_guard<std::mutex> g(r.mu);
+  (prev_ ? prev_->next_ : r.head) = next_;
+  if (next_) next_->prev_ = prev_;
 }
 
 // NOTE [Superseded writes]: a write that a later write of the whole buffer replaces is no
@@ -121,7 +127,7 @@ std::vector<Buffer*> live_buffers() {
   std::vector<Buffer*> all;
   {
     std::lock_guard<std::mutex> g(registry().mu);
-    all.assign(registry().live.begin(), registry().live.end());
+    for (Buffer* b = registry().head; b; b = b->next_) all.push_back(b);
   }
   std::sort(all.begin(), all.end(), [](const Buffer* a, const Buffer* b) { return a->serial < b->serial; });
   return all;
@@ -130,7 +136,7 @@ std::vector<Buffer*> live_buffers() {
 BufferStats buffer_stats() {
   std::lock_guard<std::mutex> g(registry().mu);
   BufferStats s;
-  for (const Buffer* b : registry().live) {
+  for (const Buffer* b = registry().head; b; b = b->next_) {
     s.count++;
     s.bytes += b->nbytes;
   }

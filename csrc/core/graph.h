@@ -30,8 +30,13 @@ class Buffer {
   const uint64_t serial;  // creation order: sync() realizes buffers in it
 
  private:
+  friend std::vector<Buffer*> live_buffers();
+  friend struct BufferStats buffer_stats();
   NodeRef value_;
   std::shared_ptr<const void> alive_;  // expires with the buffer; write nodes keep weak refs
+  // The registry of live buffers is a list through them (no allocation per buffer).
+  Buffer* prev_ = nullptr;
+  Buffer* next_ = nullptr;
 };
 
 // Every live buffer, oldest first, for sync(): the caller holds engine_mutex(). A fixed

@@ -78,7 +78,7 @@ size_t hash_arg(const Arg& a) {
 // of a std::unordered_multimap.
 struct InternTable {
   std::mutex mu;
-  uint64_t serial = 0;  // the last node's (Node::serial)
+  std::atomic<uint64_t> serial{0};  // the last node's (Node::serial)
   std::vector<Node*> slots;  // nullptr: never used; tomb(): a node removed
   size_t live = 0, used = 0;  // live entries; live entries and tombstones
 
@@ -179,7 +179,27 @@ Node::~Node() {
   releasing = nullptr;
 }
 
+// NOTE [Unshared nodes]: a buffer's Empty value (numbered, so never equal to another) and
+// its writes (each on the buffer's value before it, so equal only to a second identical
+// write recorded on the same state, which nothing needs merged) gain nothing from
+// interning, which cost each op's result its write's hash, two lock acquisitions and a
+// table probe, insertion and erasure (a tenth of a tiny op's instructions under callgrind).
+bool unshared(Op op) { return op == Op::Empty || op == Op::Store || op == Op::Scatter; }
+
 NodeRef make_node(Op op, DType dtype, Shape shape, std::vector<NodeRef> src, Arg arg) {
+  if (unshared(op)) {
+    auto n = std::make_shared<Node>();
+    n->op = op;
+    n->dtype = dtype;
+    n->shape = std::move(shape);
+    n->src = std::move(src);
+    n->arg = std::move(arg);
+    n->serial = ++table().serial;
+    for (const auto& s : n->src) n->depth = std::max(n->depth, s->depth);
+    if (op_kind(op) != OpKind::Flat) n->depth += 1;
+    ++g_live;
+    return n;
+  }
   size_t h = size_t(op) * 1315423911u + size_t(dtype);
   mix_shape(h, shape);
   for (const auto& s : src) mix(h, std::hash<const void*>()(s.get()));
@@ -216,10 +236,7 @@ NodeRef make_data(std::shared_ptr<Memory> mem) {
   n->dtype = DType::UInt8;
   n->shape = {int64_t(mem->nbytes)};
   n->realized = std::move(mem);
-  {
-    std::lock_guard<std::mutex> g(table().mu);
-    n->serial = ++table().serial;
-  }
+  n->serial = ++table().serial;
   ++g_live;
   return n;
 }
