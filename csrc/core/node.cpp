@@ -179,6 +179,8 @@ Node::~Node() {
   releasing = nullptr;
 }
 
+namespace {
+
 // NOTE [Unshared nodes]: a buffer's Empty value (numbered, so never equal to another) and
 // its writes (each on the buffer's value before it, so equal only to a second identical
 // write recorded on the same state, which nothing needs merged) gain nothing from
@@ -186,20 +188,26 @@ Node::~Node() {
 // table probe, insertion and erasure (a tenth of a tiny op's instructions under callgrind).
 bool unshared(Op op) { return op == Op::Empty || op == Op::Store || op == Op::Scatter; }
 
+// A new node (not yet in the intern table) with its serial and depth.
+std::shared_ptr<Node> new_node(Op op, DType dtype, Shape shape, std::vector<NodeRef> src,
+                               Arg arg) {
+  auto n = std::make_shared<Node>();
+  n->op = op;
+  n->dtype = dtype;
+  n->shape = std::move(shape);
+  n->src = std::move(src);
+  n->arg = std::move(arg);
+  n->serial = ++table().serial;
+  for (const auto& s : n->src) n->depth = std::max(n->depth, s->depth);
+  if (op_kind(op) != OpKind::Flat) n->depth += 1;
+  ++g_live;
+  return n;
+}
+
+}  // namespace
+
 NodeRef make_node(Op op, DType dtype, Shape shape, std::vector<NodeRef> src, Arg arg) {
-  if (unshared(op)) {
-    auto n = std::make_shared<Node>();
-    n->op = op;
-    n->dtype = dtype;
-    n->shape = std::move(shape);
-    n->src = std::move(src);
-    n->arg = std::move(arg);
-    n->serial = ++table().serial;
-    for (const auto& s : n->src) n->depth = std::max(n->depth, s->depth);
-    if (op_kind(op) != OpKind::Flat) n->depth += 1;
-    ++g_live;
-    return n;
-  }
+  if (unshared(op)) return new_node(op, dtype, std::move(shape), std::move(src), std::move(arg));
   size_t h = size_t(op) * 1315423911u + size_t(dtype);
   mix_shape(h, shape);
   for (const auto& s : src) mix(h, std::hash<const void*>()(s.get()));
@@ -214,18 +222,9 @@ NodeRef make_node(Op op, DType dtype, Shape shape, std::vector<NodeRef> src, Arg
     return bool(alive);
   });
   if (alive) return alive;
-  auto n = std::make_shared<Node>();
-  n->op = op;
-  n->dtype = dtype;
-  n->shape = std::move(shape);
-  n->src = std::move(src);
-  n->arg = std::move(arg);
+  auto n = new_node(op, dtype, std::move(shape), std::move(src), std::move(arg));
   n->hash = h;
-  n->serial = ++t.serial;
   n->interned = true;
-  for (const auto& s : n->src) n->depth = std::max(n->depth, s->depth);
-  if (op_kind(op) != OpKind::Flat) n->depth += 1;
-  ++g_live;
   t.insert(n.get());
   return n;
 }
