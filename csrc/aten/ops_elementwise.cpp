@@ -134,22 +134,48 @@ Tensor iterator_layout(const Tensor& meta, const Tensor& a, const Tensor& b = Te
 
 // NOTE [Plain binary ops]: the meta call that checks a binary op and lays out its result
 // (a TensorIterator built over meta stand-ins) was a fifth of a tiny op's host time, and a
-// unary op made two (iterator_layout). Over plain operands, contiguous Loom tensors of one
-// shape or one of them a Python number, the CPU's result is contiguous at that shape, of
-// the promoted dtype; for the ops whose meta functions check nothing beyond that (add and
-// sub check alpha and bools, below), the result is made without them. Anything else
-// (broadcasting, other strides, a CPU tensor that is not a Python number, named tensors)
-// takes the meta call. The kernels' own dtype checks (unary_value, binary_value) run on
-// both paths.
+// unary op made two (iterator_layout). Over plain operands, contiguous Loom tensors or
+// Python numbers, the CPU's result is contiguous at their broadcast shape (checked on the
+// CPU over 150,000 random broadcasts, odd strides of size-1 dims included; an empty result
+// is not always: logical ops and where give it other strides), of the promoted dtype. For the
+// ops whose meta functions check nothing beyond that (add and sub check alpha and bools,
+// below), the result is made without them. Anything else (other strides, shapes that do
+// not broadcast, a CPU tensor that is not a Python number, named tensors) takes the meta
+// call, which raises the CPU's errors. The kernels' own dtype checks (unary_value,
+// binary_value) run on both paths.
 bool plain(const Tensor& t) { return is_loom(t) && t.is_contiguous() && !has_names(t); }
 
-const Tensor* plain_operand(const Tensor& a, const Tensor& b) {
-  auto number = [](const Tensor& t) {
-    return t.unsafeGetTensorImpl()->is_wrapped_number() && t.is_cpu();
-  };
-  if (plain(a) && (number(b) || (plain(b) && a.sizes() == b.sizes()))) return &a;
-  if (number(a) && plain(b)) return &b;
-  return nullptr;
+bool number(const Tensor& t) { return t.unsafeGetTensorImpl()->is_wrapped_number() && t.is_cpu(); }
+
+// The result sizes of an elementwise op over plain operands (undefined ones skipped), or
+// nullopt. `cpu_scalars`: CPU 0-dim tensors that are not Python numbers count as numbers
+// (where takes them so; binary ops leave them to the meta call).
+c10::optional<at::DimVector> plain_sizes(std::initializer_list<const Tensor*> ts,
+                                         bool cpu_scalars = false) {
+  at::DimVector out;
+  bool any = false;
+  for (const Tensor* t : ts) {
+    if (!t->defined() || number(*t) || (cpu_scalars && t->is_cpu() && t->dim() == 0)) continue;
+    if (!plain(*t)) return c10::nullopt;
+    const at::IntArrayRef s = t->sizes();
+    if (!any) {
+      out.assign(s.begin(), s.end());
+      any = true;
+      continue;
+    }
+    if (s == at::IntArrayRef(out)) continue;
+    // Broadcast, aligned at the trailing dims.
+    at::DimVector b(std::max(out.size(), s.size()), 1);
+    for (size_t i = 0; i < b.size(); ++i) {
+      const int64_t x = i < out.size() ? out[out.size() - 1 - i] : 1;
+      const int64_t y = i < s.size() ? s[s.size() - 1 - i] : 1;
+      if (x != y && x != 1 && y != 1) return c10::nullopt;
+      b[b.size() - 1 - i] = x == 1 ? y : x;
+    }
+    out = std::move(b);
+  }
+  if (!any || c10::multiply_integers(out) == 0) return c10::nullopt;
+  return out;
 }
 
 // The result dtype of `op` over plain operands that promote to `common`; nullopt for the
@@ -183,13 +209,17 @@ c10::optional<c10::ScalarType> plain_dtype(Op op, c10::ScalarType common) {
   }
 }
 
-// A fresh contiguous result like `like` of `dtype`, holding value(shape, dtype).
+// A fresh contiguous result of `sizes` and `dtype`, holding value(shape, dtype).
 template <class ValueFn>
-Tensor plain_functional(const Tensor& like, c10::ScalarType dtype, ValueFn value) {
+Tensor plain_functional(at::IntArrayRef sizes, c10::ScalarType dtype, ValueFn value) {
   EngineLock g(engine_mutex());
-  Tensor out = empty_loom(like.sizes(), dtype, at::MemoryFormat::Contiguous);
+  Tensor out = empty_loom(sizes, dtype, at::MemoryFormat::Contiguous);
   assign(out, value(out_shape(out), to_loom(dtype)));
   return out;
+}
+template <class ValueFn>
+Tensor plain_functional(const Tensor& like, c10::ScalarType dtype, ValueFn value) {
+  return plain_functional(like.sizes(), dtype, value);
 }
 
 // The in-place form: the result dtype must cast into self's, as TensorIterator checks an
@@ -197,6 +227,13 @@ Tensor plain_functional(const Tensor& like, c10::ScalarType dtype, ValueFn value
 void check_inplace_cast(c10::ScalarType r, const Tensor& self) {
   TORCH_CHECK(c10::canCast(r, self.scalar_type()), "result type ", r,
               " can't be cast to the desired output type ", self.scalar_type());
+}
+
+// An in-place op over plain operands whose broadcast shape is self's own.
+bool plain_into_self(const Tensor& self, const Tensor& other) {
+  if (!plain(self)) return false;
+  auto sizes = plain_sizes({&self, &other});
+  return sizes && at::IntArrayRef(*sizes) == self.sizes();
 }
 
 template <class ValueFn>
@@ -365,9 +402,9 @@ Tensor& into(Tensor& out, MetaFn meta_fn, ValueFn value) {
 #define LOOM_BINARY_NO_INPLACE(name, OP)                                                   \
   Tensor name##_fn(const Tensor& a, const Tensor& b) {                                     \
     auto value = [&](const Shape& s, DType r) { return binary_value(Op::OP, a, b, s, r); }; \
-    if (const Tensor* like = plain_operand(a, b))                                          \
+    if (auto sizes = plain_sizes({&a, &b}))                                                \
       if (auto t = plain_dtype(Op::OP, at::native::result_type(a, b)))                     \
-        return plain_functional(*like, *t, value);                                         \
+        return plain_functional(*sizes, *t, value);                                        \
     return functional([&] { return iterator_layout(at::name(to_meta(a), to_meta(b)), a, b); }, \
                       value);                                                              \
   }                                                                                        \
@@ -382,7 +419,7 @@ Tensor& into(Tensor& out, MetaFn meta_fn, ValueFn value) {
 #define LOOM_BINARY(name, OP)                                                              \
   LOOM_BINARY_NO_INPLACE(name, OP)                                                         \
   Tensor& name##_ip(Tensor& a, const Tensor& b) {                                          \
-    if (plain_operand(a, b) == &a)                                                         \
+    if (plain_into_self(a, b))                                                             \
       if (auto t = plain_dtype(Op::OP, at::native::result_type(a, b)))                     \
         return plain_into(a, *t, [&](const Shape& s, DType r) {                            \
           return binary_value(Op::OP, a, b, s, r);                                         \
@@ -413,16 +450,16 @@ LOOM_BINARY_NO_INPLACE(minimum, Minimum)
 #define LOOM_ADD(name, OP)                                                                     \
   Tensor name##_fn(const Tensor& a, const Tensor& b, const c10::Scalar& alpha) {               \
     auto value = [&](const Shape& s, DType r) { return add_value(Op::OP, a, b, alpha, s, r); }; \
-    if (const Tensor* like = plain_operand(a, b)) {                                            \
+    if (auto sizes = plain_sizes({&a, &b})) {                                                  \
       if (Op::OP == Op::Sub) at::native::sub_check(a, b);                                      \
       const c10::ScalarType t = at::native::result_type(a, b);                                 \
       at::native::alpha_check(t, alpha);                                                       \
-      return plain_functional(*like, t, value);                                                \
+      return plain_functional(*sizes, t, value);                                               \
     }                                                                                          \
     return functional([&] { return at::name(to_meta(a), to_meta(b), alpha); }, value);         \
   }                                                                                            \
   Tensor& name##_ip(Tensor& a, const Tensor& b, const c10::Scalar& alpha) {                    \
-    if (plain_operand(a, b) == &a) {                                                           \
+    if (plain_into_self(a, b)) {                                                               \
       if (Op::OP == Op::Sub) at::native::sub_check(a, b);                                      \
       const c10::ScalarType t = at::native::result_type(a, b);                                 \
       check_inplace_cast(t, a);                                                                \
@@ -555,22 +592,15 @@ Tensor where_meta(const Tensor& c, const Tensor& a, const Tensor& b) {
   return iterator_layout(at::where(mc, to_meta(a), to_meta(b)), c, a, b);
 }
 
-// where over plain operands (NOTE [Plain binary ops]): a Bool condition and values that
-// are contiguous Loom tensors of its shape or 0-dim (Python numbers among them) give a
-// contiguous result of the values' promoted dtype, as the CPU's where_self_out lays it
-// out. PyTorch's meta where is Python: 56 us of host time a call.
-bool plain_where(const Tensor& c, const Tensor& a, const Tensor& b) {
-  if (!plain(c)) return false;
-  auto fits = [&](const Tensor& t) {
-    return t.dim() == 0 ? is_loom(t) || t.is_cpu() : plain(t) && t.sizes() == c.sizes();
-  };
-  return fits(a) && fits(b);
-}
-
+// where over plain operands (NOTE [Plain binary ops]; CPU 0-dim tensors count as numbers,
+// as where_self_out takes them) gives a contiguous result of the values' promoted dtype at
+// the broadcast shape, as the CPU's where lays it out. PyTorch's meta where is Python:
+// 56 us of host time a call.
 Tensor where_fn(const Tensor& c, const Tensor& a, const Tensor& b) {
   check_condition(c);
   auto value = [&](const Shape& s, DType r) { return where_value(c, a, b, s, r); };
-  if (plain_where(c, a, b)) return plain_functional(c, at::native::result_type(a, b), value);
+  if (auto sizes = plain_sizes({&c, &a, &b}, /*cpu_scalars=*/true))
+    return plain_functional(*sizes, at::native::result_type(a, b), value);
   return functional([&] { return where_meta(c, a, b); },
                     [&](const Shape& s, DType r) { return where_value(c, a, b, s, r); });
 }

@@ -282,3 +282,53 @@ def test_inplace_writes_reach_views():
     want = torch.zeros(4, 6)
     want[1] = -3
     torch.testing.assert_close(base.cpu(), want)
+
+
+def broadcast_pairs(count, seed):
+    """Random pairs of shapes that broadcast (size-1 dims, missing leading dims). Empty
+    results are left out: the CPU gives a broadcast's empty result strides of its own (0 in
+    some dims), which neither path reproduces (a known limit in the README)."""
+    import random
+    rnd = random.Random(seed)
+    for _ in range(count):
+        out = [rnd.choice([1, 1, 2, 3]) for _ in range(rnd.randint(0, 4))]
+
+        def part():
+            s = out[len(out) - rnd.randint(0, len(out)):]
+            return [d if rnd.random() < 0.6 else 1 for d in s]
+        yield part(), part()
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div", "eq", "lt", "logical_and",
+                                "bitwise_xor", "maximum"])
+def test_broadcasts_lay_out_as_the_cpu(op):
+    for i, (sa, sb) in enumerate(broadcast_pairs(60, sum(map(ord, op)))):
+        a = sample(sa, torch.float32, seed=i)
+        b = sample(sb, torch.int32 if op == "bitwise_xor" else torch.float64, seed=i + 1)
+        if op == "bitwise_xor":
+            a = a.to(torch.int64)
+        same(OPS[op], a, b)
+        same(OPS[op], b, a)
+        # odd strides of size-1 dims: still contiguous to is_contiguous()
+        wide = sample([d if d != 1 else 3 for d in sa], a.dtype, seed=i + 2)
+        sliced = wide[tuple(slice(0, 1) if d == 1 else slice(None) for d in sa)]
+        same(OPS[op], sliced, b)
+
+
+def test_broadcast_errors_and_in_place_shapes():
+    x, row, col = sample((3, 4), torch.float32), sample((4,), torch.float32), sample((3, 1),
+                                                                                   torch.float32)
+    same(torch.add, x, sample((3,), torch.float32))          # does not broadcast
+    same_inplace("add_", x, row)                             # broadcasts into self
+    same_inplace("mul_", x, col)
+    same_inplace("add_", row, x)                             # self would have to grow
+    same_inplace("sub_", col, x)
+
+
+def test_where_broadcasts():
+    for i, (sa, sb) in enumerate(broadcast_pairs(60, 7)):
+        c = sample(sa, torch.bool, seed=i)
+        a = sample(sb, torch.float32, seed=i + 1)
+        same(torch.where, c, a, 0.5)
+        same(torch.where, c, 1, a)
+        same(torch.where, c, a, sample(sa, torch.float64, seed=i + 2))
