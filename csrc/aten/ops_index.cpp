@@ -332,15 +332,23 @@ Tensor& put_fn(Tensor& self, const Tensor& index, const Tensor& source, bool acc
 
 Tensor index_select_fn(const Tensor& self, int64_t dim, const Tensor& index) {
   check_operands("index_select", {self, index});
+  // The CPU's checks and result: self's sizes with the index's length along dim,
+  // contiguous. (PyTorch's meta index_select is Python.) A 0-dim self takes one index, as
+  // later releases check; 1.13's CPU kernel reads every index and returns the scalar, or
+  // uninitialized memory for an empty index.
+  dim = at::maybe_wrap_dim(dim, self.dim());
   TORCH_CHECK_INDEX(index.dim() <= 1, "index_select(): Index is supposed to be a vector");
+  TORCH_CHECK(!(self.dim() == 0 && index.numel() != 1),
+              "index_select(): Index to scalar can have only 1 value, got ", index.numel(),
+              " value(s)");
   TORCH_CHECK(index.scalar_type() == at::kLong || index.scalar_type() == at::kInt,
               "index_select(): Expected dtype int32 or int64 for index");
-  Tensor meta = at::index_select(to_meta(self), dim, to_meta(index));
-  dim = at::maybe_wrap_dim(dim, self.dim());
+  std::vector<int64_t> sizes = self.sizes().vec();
+  if (self.dim() > 0) sizes[size_t(dim)] = index.numel();
   EngineLock g(engine_mutex());
-  Tensor out = result_like(meta);
+  Tensor out = empty_loom(sizes, self.scalar_type(), at::MemoryFormat::Contiguous);
   if (out.numel() == 0) return out;
-  Shape shape = shape_of(meta.sizes());
+  Shape shape = shape_of(out.sizes());
   if (self.dim() == 0) {
     NodeRef i = checked(index_value(index.reshape({}), {}), 1, false, true, "index out of range in self");
     assign(out, gather(buffer_of(self), to_loom(self.scalar_type()), binary(Op::Add, i, int_const(self.storage_offset(), {}))));

@@ -562,3 +562,18 @@ def test_realized_strided_target_names_first_bad_value():
         return F.cross_entropy(logits.to(device), t.t()[1])  # [7, 1, 4]: 7 is named
 
     raises_like_cpu(lambda: run("cpu"), lambda: run(loom.device))
+
+
+def test_index_select_layouts_and_errors_match_cpu():
+    from cpu_errors import raises_like_cpu
+    e = torch.randn(10, 4)
+    i = torch.tensor([1, 3, 3])
+    for fn in [lambda t, j: t.index_select(0, j), lambda t, j: t.t().index_select(1, j),
+               lambda t, j: t.index_select(-1, j), lambda t, j: t.index_select(0, j[:0]),
+               lambda t, j: t[0, 0].index_select(0, j[:1] * 0)]:
+        want, got = fn(e, i), fn(e.to(loom.device), i.to(loom.device))
+        assert (got.dtype, got.shape, got.stride()) == (want.dtype, want.shape, want.stride())
+        torch.testing.assert_close(got.cpu(), want)
+    for fn in [lambda t, j: t.index_select(2, j), lambda t, j: t.index_select(0, j.view(3, 1)),
+               lambda t, j: t.index_select(0, j.float()), lambda t, j: t.index_select(0, j + 9)]:
+        raises_like_cpu(lambda: fn(e, i), lambda: fn(e.to(loom.device), i.to(loom.device)).cpu())
