@@ -311,6 +311,43 @@ NodeRef reduce(ReduceKind kind, const NodeRef& a, std::vector<int> axes, DType o
     check(ax >= 0 && ax < int(shape.size()), "reduce axis out of range");
     shape[ax] = 1;
   }
+  const bool splits = kind == ReduceKind::Sum || kind == ReduceKind::Prod ||
+                      kind == ReduceKind::Max || kind == ReduceKind::Min ||
+                      kind == ReduceKind::Any || kind == ReduceKind::All;
+  if (splits && numel(shape) == 1 && numel(a->shape) >= kSplitReduceMin) {  // NOTE [Split reductions]
+    int k = -1;  // the outermost reduced dim the split divides
+    for (int ax : axes)
+      if (a->shape[ax] % kSplitReduce == 0 && (k < 0 || ax < k)) k = ax;
+    if (k >= 0) {
+      Shape cut;  // the input's dims with dim k as (kSplitReduce, size / kSplitReduce)
+      IndexMap m;
+      m.offs.assign(a->shape.size(), 0);
+      for (int j = 0; j < int(a->shape.size()); ++j) {
+        if (j == k) {
+          cut.push_back(kSplitReduce);
+          m.dim_of.push_back(k);
+          m.mult.push_back(a->shape[k] / kSplitReduce);
+        }
+        cut.push_back(j == k ? a->shape[k] / kSplitReduce : a->shape[j]);
+        m.dim_of.push_back(j);
+        m.mult.push_back(1);
+      }
+      std::vector<int> first;  // every reduced dim but the split one
+      for (int ax : axes) first.push_back(ax < k ? ax : ax + 1);
+      Shape part_shape = cut;
+      for (int ax : first) part_shape[ax] = 1;
+      NodeRef parts = make_node(Op::Reduce, out, part_shape, {reindex(a, cut, std::move(m))},
+                                ReduceArg{kind, std::move(first)});
+      NodeRef all = make_node(Op::Reduce, out, Shape(cut.size(), 1), {parts}, ReduceArg{kind, {k}});
+      IndexMap drop;  // back to the input's rank
+      drop.offs.assign(cut.size(), 0);
+      for (int j = 0; j < int(shape.size()); ++j) {
+        drop.dim_of.push_back(j < k ? j : j + 1);
+        drop.mult.push_back(1);
+      }
+      return reindex(all, shape, std::move(drop));
+    }
+  }
   return make_node(Op::Reduce, out, shape, {a}, ReduceArg{kind, std::move(axes)});
 }
 

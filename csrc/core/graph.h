@@ -57,6 +57,16 @@ std::recursive_mutex& engine_mutex();
 // realize, the buffer is realized at once (by the hook the scheduler installs), so the
 // recursion of fusion and realization stays bounded.
 constexpr int32_t kMaxPendingDepth = 256;
+
+// NOTE [Split reductions]: a reduction to one value runs its one output on one thread. Over
+// at least kSplitReduceMin elements reduce() makes it two: a reduced dim that kSplitReduce
+// divides is cut into (kSplitReduce, size / kSplitReduce) by a reindex, the first reduction
+// keeps that dim (kSplitReduce partial results, computed across threads) and the second
+// combines them. Fusion stores the partials in a kernel of their own (fuse.cpp): hoisted
+// into the second's kernel, they would run on its one thread again. Only the kinds whose
+// partial results combine with the same kind (sum, prod, max, min, any, all) split.
+constexpr int64_t kSplitReduce = 16;
+constexpr int64_t kSplitReduceMin = int64_t(1) << 22;
 void set_bound_hook(void (*realize_buffer)(Buffer&));
 
 // --- reads and writes ---

@@ -373,6 +373,17 @@ struct Fuser {
         }
         src.push_back(std::move(v));
       }
+      // A split reduction's partials (NOTE [Split reductions] in core/graph.h) are stored
+      // by a kernel of their own, which runs across threads.
+      if (n->op == Op::Reduce && numel(n->shape) == 1) {
+        const NodeRef& part = src.empty() ? n->src[0] : src[0];
+        if (part->op == Op::Reduce && numel(part->shape) == kSplitReduce) {
+          NodeRef stored = store_scratch(part);
+          part->stored = n->src[0]->stored = stored;
+          if (src.empty()) src.assign(n->src.begin(), n->src.end());
+          src[0] = stored;
+        }
+      }
       const bool changed = !src.empty();
       if (n->op == Op::Reindex) {
         NodeRef inner = materialize_broadcast_reduce(changed ? src[0] : n->src[0], n);

@@ -568,3 +568,58 @@ def test_prod_all_dtypes_match_cpu(dtype):
         want, got = fn(x), fn(x.to(loom.device))
         assert (got.dtype, got.shape) == (want.dtype, want.shape)
         torch.testing.assert_close(got.cpu(), want)
+
+
+# NOTE [Split reductions]: a reduction to one value over 4M elements or more is two kernels,
+# the first across threads.
+SPLIT = {
+    "sum": lambda t: t.sum(),
+    "mean": lambda t: t.mean(),
+    "amax": lambda t: t.amax(),
+    "amin": lambda t: t.amin(),
+    "norm": lambda t: t.norm(),
+    "keepdim": lambda t: t.sum((0, 1), keepdim=True),
+    "any": lambda t: (t > 3.5).any(),
+    "all": lambda t: (t > -6).all(),
+    "int_sum": lambda t: (t * 100).long().sum(),
+}
+
+
+@pytest.mark.parametrize("name", list(SPLIT))
+def test_split_reduction_is_two_kernels(name):
+    g = torch.Generator().manual_seed(3)
+    x = torch.randn(2048, 2048, generator=g)
+    xl = x.to(loom.device)
+    loom.sync()
+    loom.reset_metrics()
+    got = SPLIT[name](xl)
+    got_cpu = got.cpu()
+    assert loom.metrics()["kernels_run"] == 2
+    want = SPLIT[name](x)
+    assert (got.dtype, got.shape, got.stride()) == (want.dtype, want.shape, want.stride())
+    if want.dtype.is_floating_point:
+        # Float32 sums of 4M values: the CPU's are pairwise, Loom's run per lane; both within
+        # a few 1e-6 of the float64 sum relative to the sum of magnitudes (Loom's error was
+        # larger unsplit: one pass per lane over all 4M values).
+        ref = SPLIT[name](x.double())
+        if name in ("amax", "amin"):
+            assert torch.equal(got_cpu, want)
+        else:  # the same reduction over magnitudes (sums), or the result itself (norm)
+            scale = SPLIT[name](x.double().abs()) if name != "norm" else ref
+            assert ((got_cpu.double() - ref).abs() <= 1e-6 * scale).all()
+    else:
+        assert torch.equal(got_cpu, want)
+
+
+def test_reductions_that_do_not_split():
+    # no reduced dim divisible by 16: one kernel, one thread
+    x = torch.rand(4099, 1031)
+    xl = x.to(loom.device)
+    loom.sync()
+    loom.reset_metrics()
+    torch.testing.assert_close(xl.sum().cpu(), x.sum(), rtol=1e-5, atol=0)
+    assert loom.metrics()["kernels_run"] == 1
+    # below 4M elements: one kernel
+    loom.reset_metrics()
+    torch.testing.assert_close(xl[:1024].sum().cpu(), x[:1024].sum(), rtol=1e-5, atol=0)
+    assert loom.metrics()["kernels_run"] == 1
