@@ -142,11 +142,21 @@ Tensor smooth_l1_loss_backward_fn(const Tensor& dy, const Tensor& self, const Te
   return smooth_l1_loss_backward_out(dy, self, target, reduction, beta, out);
 }
 
+// The CPU's huber_loss result: empty_like(input), reduced to 0-dim unless reduction is
+// none. PyTorch's meta huber_loss is Python; it stays for a target of another shape or
+// dtype, where the CPU's TensorIterator resizes or casts.
+Tensor huber_meta(const Tensor& self, const Tensor& target, int64_t reduction, double delta) {
+  if (target.sizes() != self.sizes() || target.scalar_type() != self.scalar_type())
+    return at::huber_loss(to_meta(self), to_meta(target), reduction, delta);
+  if (reduction == Reduction::None) return at::empty_like(to_meta(self));
+  return at::detail::empty_meta({}, self.scalar_type(), c10::nullopt);
+}
+
 Tensor& huber_loss_out(const Tensor& self, const Tensor& target, int64_t reduction, double delta,
                        Tensor& out) {
   check_operands("huber_loss", {self, target, out});
   TORCH_CHECK(delta > 0, "huber_loss does not support non-positive values for delta.")
-  Tensor meta = at::huber_loss(to_meta(self), to_meta(target), reduction, delta);
+  Tensor meta = huber_meta(self, target, reduction, delta);
   check_floating("huber_loss", meta.scalar_type());
   check_out_dtype(out, meta);
   at::native::resize_output(out, meta.sizes());
@@ -156,7 +166,7 @@ Tensor& huber_loss_out(const Tensor& self, const Tensor& target, int64_t reducti
   });
 }
 Tensor huber_loss_fn(const Tensor& self, const Tensor& target, int64_t reduction, double delta) {
-  Tensor out = result_like(at::huber_loss(to_meta(self), to_meta(target), reduction, delta));
+  Tensor out = result_like(huber_meta(self, target, reduction, delta));
   return huber_loss_out(self, target, reduction, delta, out);
 }
 

@@ -137,7 +137,9 @@ NodeRef logit(const NodeRef& x, c10::optional<double> eps, DType t) {
 Tensor logit_fn(const Tensor& self, c10::optional<double> eps) {
   check_operands("logit", {self});
   check_logit_dtype("logit_cpu", self);
-  Tensor m = at::logit(to_meta(self), eps);
+  // logit is a float unary TensorIterator on the CPU, as sigmoid is: sigmoid's meta
+  // function lays out its result (PyTorch's meta logit is Python).
+  Tensor m = at::sigmoid(to_meta(self));
   const DType t = to_loom(m.scalar_type());
   return pointwise_result(m, {self}, [&](const V& v) { return logit(v[0], eps, t); });
 }
@@ -145,7 +147,7 @@ Tensor& logit_into(const Tensor& self, c10::optional<double> eps, Tensor& out) {
   check_operands("logit", {self, out});
   check_logit_dtype("logit_cpu", self);
   Tensor ms = to_meta(self), mo = to_meta_out(out, self, ms);
-  at::logit_outf(ms, eps, mo);
+  at::sigmoid_outf(ms, mo);  // logit.out's checks and resizing (its meta is Python)
   match_out(out, mo);
   const DType t = to_loom(mo.scalar_type());
   return pointwise_into(out, {self}, [&](const V& v) { return logit(v[0], eps, t); });

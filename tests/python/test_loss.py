@@ -277,3 +277,18 @@ BCE_ERRORS = [
 def test_binary_cross_entropy_errors_match_cpu(i):
     from cpu_errors import raises_like_cpu
     raises_like_cpu(lambda: BCE_ERRORS[i]("cpu"), lambda: BCE_ERRORS[i](loom.device))
+
+
+def test_huber_and_logit_layouts_match_cpu():
+    import torch.nn.functional as F
+    g = torch.Generator().manual_seed(5)
+    x, t = torch.rand(3, 4, generator=g), torch.rand(3, 4, generator=g)
+    cases = [lambda a, b: F.huber_loss(a, b, reduction="none"),
+             lambda a, b: F.huber_loss(a.t(), b.t(), reduction="none"),
+             lambda a, b: F.huber_loss(a, b), lambda a, b: F.huber_loss(a, b, reduction="sum"),
+             lambda a, b: torch.logit(a), lambda a, b: torch.logit(a.t(), 1e-3),
+             lambda a, b: torch.logit(a, out=torch.empty(5, device=a.device))]
+    for fn in cases:
+        want, got = fn(x, t), fn(x.to(loom.device), t.to(loom.device))
+        assert (got.dtype, got.shape, got.stride()) == (want.dtype, want.shape, want.stride())
+        torch.testing.assert_close(got.cpu(), want)
