@@ -6,6 +6,7 @@
 #include <torch/library.h>
 
 #include "aten/op_util.h"
+#include "aten/plain.h"
 #include "aten/torch_compat.h"
 
 namespace loom::aten {
@@ -130,118 +131,6 @@ Tensor iterator_layout(const Tensor& meta, const Tensor& a, const Tensor& b = Te
                            : at::neg(stand_in(a));
   if (l.sizes() != meta.sizes() || meta.numel() == 0) return meta;
   return at::empty_strided(l.sizes(), l.strides(), meta.options());
-}
-
-// NOTE [Plain binary ops]: the meta call that checks a binary op and lays out its result
-// (a TensorIterator built over meta stand-ins) was a fifth of a tiny op's host time, and a
-// unary op made two (iterator_layout). Over plain operands, contiguous Loom tensors or
-// Python numbers, the CPU's result is contiguous at their broadcast shape (checked on the
-// CPU over 150,000 random broadcasts, odd strides of size-1 dims included; an empty result
-// is not always: logical ops and where give it other strides), of the promoted dtype. For the
-// ops whose meta functions check nothing beyond that (add and sub check alpha and bools,
-// below), the result is made without them. Anything else (other strides, shapes that do
-// not broadcast, a CPU tensor that is not a Python number, named tensors) takes the meta
-// call, which raises the CPU's errors. The kernels' own dtype checks (unary_value,
-// binary_value) run on both paths.
-bool plain(const Tensor& t) { return is_loom(t) && t.is_contiguous() && !has_names(t); }
-
-bool number(const Tensor& t) { return t.unsafeGetTensorImpl()->is_wrapped_number() && t.is_cpu(); }
-
-// The result sizes of an elementwise op over plain operands (undefined ones skipped), or
-// nullopt. `cpu_scalars`: CPU 0-dim tensors that are not Python numbers count as numbers
-// (where takes them so; binary ops leave them to the meta call).
-c10::optional<at::DimVector> plain_sizes(std::initializer_list<const Tensor*> ts,
-                                         bool cpu_scalars = false) {
-  at::DimVector out;
-  bool any = false;
-  for (const Tensor* t : ts) {
-    if (!t->defined() || number(*t) || (cpu_scalars && t->is_cpu() && t->dim() == 0)) continue;
-    if (!plain(*t)) return c10::nullopt;
-    const at::IntArrayRef s = t->sizes();
-    if (!any) {
-      out.assign(s.begin(), s.end());
-      any = true;
-      continue;
-    }
-    if (s == at::IntArrayRef(out)) continue;
-    // Broadcast, aligned at the trailing dims.
-    at::DimVector b(std::max(out.size(), s.size()), 1);
-    for (size_t i = 0; i < b.size(); ++i) {
-      const int64_t x = i < out.size() ? out[out.size() - 1 - i] : 1;
-      const int64_t y = i < s.size() ? s[s.size() - 1 - i] : 1;
-      if (x != y && x != 1 && y != 1) return c10::nullopt;
-      b[b.size() - 1 - i] = x == 1 ? y : x;
-    }
-    out = std::move(b);
-  }
-  if (!any || c10::multiply_integers(out) == 0) return c10::nullopt;
-  return out;
-}
-
-// The result dtype of `op` over plain operands that promote to `common`; nullopt for the
-// ops whose meta functions check more.
-c10::optional<c10::ScalarType> plain_dtype(Op op, c10::ScalarType common) {
-  switch (op) {
-    // Unary ops whose meta function is only a float TensorIterator (integers compute in
-    // the default dtype).
-    case Op::Exp: case Op::Exp2: case Op::Expm1: case Op::Log: case Op::Log2: case Op::Log10:
-    case Op::Log1p: case Op::Sqrt: case Op::Rsqrt: case Op::Sin: case Op::Cos: case Op::Tan:
-    case Op::Asin: case Op::Acos: case Op::Atan: case Op::Sinh: case Op::Cosh: case Op::Tanh:
-    case Op::Sigmoid: case Op::Erf: case Op::Reciprocal:
-    case Op::Div:  // true division: a float TensorIterator too
-      return at::isIntegralType(common, /*includeBool=*/true)
-                 ? c10::typeMetaToScalarType(at::get_default_dtype())
-                 : common;
-    case Op::Add: case Op::Sub: case Op::Mul:
-      return common;
-    case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le: case Op::Gt: case Op::Ge:
-    case Op::LogicalAnd: case Op::LogicalOr: case Op::LogicalXor:
-      return at::kBool;
-    case Op::BitAnd: case Op::BitOr: case Op::BitXor:  // a float raises in binary_value
-      return common;
-    // Same-dtype ops whose meta functions refuse only bools or complex values.
-    case Op::Neg: case Op::Abs: case Op::Relu: case Op::Floor: case Op::Ceil: case Op::Trunc:
-    case Op::Round: case Op::Sign: case Op::Maximum: case Op::Minimum:
-      if (common == at::kBool || at::isComplexType(common)) return c10::nullopt;
-      return common;
-    default:
-      return c10::nullopt;
-  }
-}
-
-// A fresh contiguous result of `sizes` and `dtype`, holding value(shape, dtype).
-template <class ValueFn>
-Tensor plain_functional(at::IntArrayRef sizes, c10::ScalarType dtype, ValueFn value) {
-  EngineLock g(engine_mutex());
-  Tensor out = empty_loom(sizes, dtype, at::MemoryFormat::Contiguous);
-  assign(out, value(out_shape(out), to_loom(dtype)));
-  return out;
-}
-template <class ValueFn>
-Tensor plain_functional(const Tensor& like, c10::ScalarType dtype, ValueFn value) {
-  return plain_functional(like.sizes(), dtype, value);
-}
-
-// The in-place form: the result dtype must cast into self's, as TensorIterator checks an
-// in-place op's output; then value(shape, r) is stored into self.
-void check_inplace_cast(c10::ScalarType r, const Tensor& self) {
-  TORCH_CHECK(c10::canCast(r, self.scalar_type()), "result type ", r,
-              " can't be cast to the desired output type ", self.scalar_type());
-}
-
-// An in-place op over plain operands whose broadcast shape is self's own.
-bool plain_into_self(const Tensor& self, const Tensor& other) {
-  if (!plain(self)) return false;
-  auto sizes = plain_sizes({&self, &other});
-  return sizes && at::IntArrayRef(*sizes) == self.sizes();
-}
-
-template <class ValueFn>
-Tensor& plain_into(Tensor& self, c10::ScalarType r, ValueFn value) {
-  check_inplace_cast(r, self);
-  EngineLock g(engine_mutex());
-  assign(self, value(out_shape(self), to_loom(r)));
-  return self;
 }
 
 Tensor unary_fn(Op op, const Tensor& self, const Tensor& meta) {

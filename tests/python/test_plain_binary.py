@@ -1,6 +1,6 @@
-"""NOTE [Plain binary ops] (csrc/aten/ops_elementwise.cpp): elementwise ops over contiguous
-Loom tensors of one shape, or a tensor and a Python number, lay out their result without
-the meta call. Each case here runs on CPU and on Loom:
+"""NOTE [Plain binary ops] (csrc/aten/plain.cpp): elementwise ops over contiguous
+Loom tensors of broadcastable shapes, or tensors and Python numbers, lay out their result
+without the meta call. Each case here runs on CPU and on Loom:
 the same dtype, sizes, strides and values, or the same exception and message; and the
 cases the shortcut must leave to the meta call (broadcasting, transposed or expanded
 operands, CPU tensors that are not Python numbers) keep the CPU's layouts."""
