@@ -57,6 +57,7 @@ std::recursive_mutex& engine_mutex();
 // realize, the buffer is realized at once (by the hook the scheduler installs), so the
 // recursion of fusion and realization stays bounded.
 constexpr int32_t kMaxPendingDepth = 256;
+void set_bound_hook(void (*realize_buffer)(Buffer&));
 
 // NOTE [Split reductions]: a reduction to one value runs its one output on one thread. Over
 // at least kSplitReduceMin elements reduce() makes it two: a reduced dim that kSplitReduce
@@ -67,7 +68,6 @@ constexpr int32_t kMaxPendingDepth = 256;
 // partial results combine with the same kind (sum, prod, max, min, any, all) split.
 constexpr int64_t kSplitReduce = 16;
 constexpr int64_t kSplitReduceMin = int64_t(1) << 22;
-void set_bound_hook(void (*realize_buffer)(Buffer&));
 
 // --- reads and writes ---
 NodeRef read(const Buffer& b, DType dtype, const View& view);

@@ -377,7 +377,8 @@ struct Fuser {
       // by a kernel of their own, which runs across threads.
       if (n->op == Op::Reduce && numel(n->shape) == 1) {
         const NodeRef& part = src.empty() ? n->src[0] : src[0];
-        if (part->op == Op::Reduce && numel(part->shape) == kSplitReduce) {
+        if (part->op == Op::Reduce && numel(part->shape) == kSplitReduce &&
+            numel(part->src[0]->shape) >= kSplitReduceMin) {
           NodeRef stored = store_scratch(part);
           part->stored = n->src[0]->stored = stored;
           if (src.empty()) src.assign(n->src.begin(), n->src.end());
