@@ -146,21 +146,29 @@ Tensor& unary_into(Op op, const Tensor& self, Tensor& out, const Tensor& meta_fn
   return out;
 }
 
+// A unary op over a plain self (NOTE [Plain binary ops]): its result dtype, or nullopt
+// when the op or self takes the meta call.
+c10::optional<c10::ScalarType> plain_unary_dtype(Op op, const Tensor& self) {
+  return plain(self) ? plain_dtype(op, self.scalar_type()) : c10::nullopt;
+}
+
+// The op over a plain self, into a new result of dtype t or into self.
+Tensor plain_unary(Op op, const Tensor& self, c10::ScalarType t) {
+  auto value = [&](const Shape& s, DType r) { return unary_value(op, self, s, r); };
+  return plain_functional(self, t, value);
+}
+Tensor& plain_unary_into(Op op, Tensor& self, c10::ScalarType t) {
+  auto value = [&](const Shape& s, DType r) { return unary_value(op, self, s, r); };
+  return plain_into(self, t, value);
+}
+
 #define LOOM_UNARY(name, OP)                                                  \
   Tensor name##_fn(const Tensor& self) {                                      \
-    if (plain(self))                                                          \
-      if (auto t = plain_dtype(Op::OP, self.scalar_type()))                   \
-        return plain_functional(self, *t, [&](const Shape& s, DType r) {      \
-          return unary_value(Op::OP, self, s, r);                             \
-        });                                                                   \
+    if (auto t = plain_unary_dtype(Op::OP, self)) return plain_unary(Op::OP, self, *t); \
     return unary_fn(Op::OP, self, at::name(to_meta(self)));                   \
   }                                                                           \
   Tensor& name##_ip(Tensor& self) {                                           \
-    if (plain(self))                                                          \
-      if (auto t = plain_dtype(Op::OP, self.scalar_type()))                   \
-        return plain_into(self, *t, [&](const Shape& s, DType r) {            \
-          return unary_value(Op::OP, self, s, r);                             \
-        });                                                                   \
+    if (auto t = plain_unary_dtype(Op::OP, self)) return plain_unary_into(Op::OP, self, *t); \
     Tensor m = to_meta(self);                                                 \
     Tensor r = at::name(m);                                                   \
     m.name##_();                                                              \
@@ -173,7 +181,6 @@ Tensor& unary_into(Op op, const Tensor& self, Tensor& out, const Tensor& meta_fn
     return unary_into(Op::OP, self, out, at::name(m));                        \
   }
 
-
 #define LOOM_UNARY_OPS(X)                                                                \
   X(abs, Abs) X(neg, Neg) X(exp, Exp) X(exp2, Exp2) X(expm1, Expm1) X(log, Log)          \
   X(log2, Log2) X(log10, Log10) X(log1p, Log1p) X(sqrt, Sqrt) X(rsqrt, Rsqrt) X(sin, Sin) \
@@ -184,13 +191,11 @@ Tensor& unary_into(Op op, const Tensor& self, Tensor& out, const Tensor& meta_fn
   X(sgn, Sign)
 
 LOOM_UNARY_OPS(LOOM_UNARY)
+
 // The CPU's isnan is self != self: its layout and dtype, from ne's meta function
 // (PyTorch's meta isnan is Python: 30 us of host time a call).
 Tensor isnan_fn(const Tensor& self) {
-  if (plain(self))
-    return plain_functional(self, at::kBool, [&](const Shape& s, DType r) {
-      return unary_value(Op::IsNan, self, s, r);
-    });
+  if (plain(self)) return plain_unary(Op::IsNan, self, at::kBool);
   Tensor m = to_meta(self);
   return unary_fn(Op::IsNan, self, at::ne(m, m));
 }
@@ -203,11 +208,7 @@ Tensor relu_meta(const Tensor& self) {
 }
 
 Tensor relu_fn(const Tensor& self) {
-  if (plain(self))
-    if (auto t = plain_dtype(Op::Relu, self.scalar_type()))
-      return plain_functional(self, *t, [&](const Shape& s, DType r) {
-        return unary_value(Op::Relu, self, s, r);
-      });
+  if (auto t = plain_unary_dtype(Op::Relu, self)) return plain_unary(Op::Relu, self, *t);
   return unary_fn(Op::Relu, self, relu_meta(self));
 }
 Tensor& relu_ip(Tensor& self) { return unary_into(Op::Relu, self, self, relu_meta(self)); }
