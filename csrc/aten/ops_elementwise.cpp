@@ -309,16 +309,14 @@ Tensor& into(Tensor& out, MetaFn meta_fn, ValueFn value) {
 #define LOOM_BINARY(name, OP)                                                              \
   LOOM_BINARY_NO_INPLACE(name, OP)                                                         \
   Tensor& name##_ip(Tensor& a, const Tensor& b) {                                          \
+    auto value = [&](const Shape& s, DType r) { return binary_value(Op::OP, a, b, s, r); }; \
     if (plain_into_self(a, b))                                                             \
       if (auto t = plain_dtype(Op::OP, at::native::result_type(a, b)))                     \
-        return plain_into(a, *t, [&](const Shape& s, DType r) {                            \
-          return binary_value(Op::OP, a, b, s, r);                                         \
-        });                                                                                \
+        return plain_into(a, *t, value);                                                   \
     Tensor ma = to_meta(a), mb = to_meta(b);                                               \
     Tensor r = at::name(ma, mb);                                                           \
     ma.name##_(mb);                                                                        \
-    return into(a, [&] { return r; },                                                      \
-                [&](const Shape& s, DType t) { return binary_value(Op::OP, a, b, s, t); }); \
+    return into(a, [&] { return r; }, value);                                              \
   }                                                                                        \
   Tensor name##_fn_s(const Tensor& a, const c10::Scalar& b) { return name##_fn(a, wrap(b)); } \
   Tensor& name##_ip_s(Tensor& a, const c10::Scalar& b) { return name##_ip(a, wrap(b)); }   \
@@ -337,32 +335,31 @@ LOOM_BINARY_OPS(LOOM_BINARY)
 LOOM_BINARY_NO_INPLACE(maximum, Maximum)
 LOOM_BINARY_NO_INPLACE(minimum, Minimum)
 
+// add/sub's result dtype over plain operands, after the CPU's checks in its order: sub's
+// bools, then (in place, into `self`) the cast into self's dtype, then alpha.
+c10::ScalarType add_dtype(Op op, const Tensor& a, const Tensor& b, const c10::Scalar& alpha,
+                          const Tensor* self) {
+  if (op == Op::Sub) at::native::sub_check(a, b);
+  const c10::ScalarType t = at::native::result_type(a, b);
+  if (self) check_inplace_cast(t, *self);
+  at::native::alpha_check(t, alpha);
+  return t;
+}
+
 #define LOOM_ADD(name, OP)                                                                     \
   Tensor name##_fn(const Tensor& a, const Tensor& b, const c10::Scalar& alpha) {               \
     auto value = [&](const Shape& s, DType r) { return add_value(Op::OP, a, b, alpha, s, r); }; \
-    if (auto sizes = plain_sizes({&a, &b})) {                                                  \
-      if (Op::OP == Op::Sub) at::native::sub_check(a, b);                                      \
-      const c10::ScalarType t = at::native::result_type(a, b);                                 \
-      at::native::alpha_check(t, alpha);                                                       \
-      return plain_functional(*sizes, t, value);                                               \
-    }                                                                                          \
+    if (auto sizes = plain_sizes({&a, &b}))                                                    \
+      return plain_functional(*sizes, add_dtype(Op::OP, a, b, alpha, nullptr), value);         \
     return functional([&] { return at::name(to_meta(a), to_meta(b), alpha); }, value);         \
   }                                                                                            \
   Tensor& name##_ip(Tensor& a, const Tensor& b, const c10::Scalar& alpha) {                    \
-    if (plain_into_self(a, b)) {                                                               \
-      if (Op::OP == Op::Sub) at::native::sub_check(a, b);                                      \
-      const c10::ScalarType t = at::native::result_type(a, b);                                 \
-      check_inplace_cast(t, a);                                                                \
-      at::native::alpha_check(t, alpha);                                                       \
-      return plain_into(a, t, [&](const Shape& s, DType r) {                                   \
-        return add_value(Op::OP, a, b, alpha, s, r);                                           \
-      });                                                                                      \
-    }                                                                                          \
+    auto value = [&](const Shape& s, DType r) { return add_value(Op::OP, a, b, alpha, s, r); }; \
+    if (plain_into_self(a, b)) return plain_into(a, add_dtype(Op::OP, a, b, alpha, &a), value); \
     Tensor ma = to_meta(a), mb = to_meta(b);                                                   \
     Tensor r = at::name(ma, mb, alpha);                                                        \
     ma.name##_(mb, alpha);                                                                     \
-    return into(a, [&] { return r; },                                                          \
-                [&](const Shape& s, DType t) { return add_value(Op::OP, a, b, alpha, s, t); }); \
+    return into(a, [&] { return r; }, value);                                                  \
   }                                                                                            \
   Tensor& name##_out(const Tensor& a, const Tensor& b, const c10::Scalar& alpha, Tensor& out) { \
     Tensor ma = to_meta(a), mb = to_meta(b), mo = to_meta_out(out, a, ma, b, mb);                                \
@@ -491,8 +488,7 @@ Tensor where_fn(const Tensor& c, const Tensor& a, const Tensor& b) {
   auto value = [&](const Shape& s, DType r) { return where_value(c, a, b, s, r); };
   if (auto sizes = plain_sizes({&c, &a, &b}, /*cpu_scalars=*/true))
     return plain_functional(*sizes, at::native::result_type(a, b), value);
-  return functional([&] { return where_meta(c, a, b); },
-                    [&](const Shape& s, DType r) { return where_value(c, a, b, s, r); });
+  return functional([&] { return where_meta(c, a, b); }, value);
 }
 
 Tensor& where_out(const Tensor& c, const Tensor& a, const Tensor& b, Tensor& out) {
