@@ -155,7 +155,7 @@ bool dense_view(const View& v) {
 
 // A dense view's strides with size-1 dims given a harmless 1 (theirs can be anything).
 std::vector<int64_t> dense_strides(const View& v) {
-  std::vector<int64_t> s = v.strides;
+  std::vector<int64_t> s(v.strides.begin(), v.strides.end());
   for (size_t i = 0; i < s.size(); ++i)
     if (v.sizes[i] == 1) s[i] = 1;
   return s;

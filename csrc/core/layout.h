@@ -6,9 +6,12 @@
 #include <string>
 #include <vector>
 
+#include "core/small_vec.h"
+
 namespace loom {
 
-using Shape = std::vector<int64_t>;
+// See NOTE [Inline shapes].
+using Shape = SmallVec<int64_t, 6>;
 
 struct View {
   Shape sizes;

@@ -211,7 +211,7 @@ std::vector<SiblingStore> sibling_stores(const Node* v) {
   for (const Node* b = v->src[0].get();
        !b->realized && (b->op == Op::Store || b->op == Op::Scatter); b = b->src[0].get())
     below.insert(b);
-  const std::vector<int64_t>& sizes = v->view().sizes;
+  const Shape& sizes = v->view().sizes;
   walk_within(v->src[1].get(), SIZE_MAX, [&](const Node* n, std::vector<const Node*>& more) {
     if (n->op == Op::Load) {
       const Node* flat = n->src[0].get();
