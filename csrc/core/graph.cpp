@@ -36,10 +36,16 @@ int32_t depth_over(const Node* n, const Node* base, int32_t floor,
 void bound(Buffer& b) {
   Node* w = b.value().get();
   const Node* base = w->src[0].get();
-  NodeMap<int32_t> memo;
   int32_t d = base->depth;
-  for (size_t i = 1; i < w->src.size(); ++i)
-    d = std::max(d, depth_over(w->src[i].get(), base, base->depth, memo));
+  if (base->depth == 0) {
+    // A base of depth 0 (a fresh buffer, memory) loads at depth 1 either way: the walk
+    // would find each source's own depth.
+    for (size_t i = 1; i < w->src.size(); ++i) d = std::max(d, w->src[i]->depth);
+  } else {
+    NodeMap<int32_t> memo;
+    for (size_t i = 1; i < w->src.size(); ++i)
+      d = std::max(d, depth_over(w->src[i].get(), base, base->depth, memo));
+  }
   w->depth = d;
   if (d > kMaxPendingDepth && g_bound_hook) g_bound_hook(b);
 }

@@ -131,7 +131,7 @@ InternTable& table() {
 std::atomic<int64_t> g_live{0};
 
 bool same(const Node& n, Op op, DType dtype, const Shape& shape,
-          const std::vector<NodeRef>& src, const Arg& arg) {
+          const Sources& src, const Arg& arg) {
   if (n.op != op || n.dtype != dtype || n.shape != shape || n.src.size() != src.size() ||
       !(n.arg == arg) || n.realized)
     return false;
@@ -189,7 +189,7 @@ namespace {
 bool unshared(Op op) { return op == Op::Empty || op == Op::Store || op == Op::Scatter; }
 
 // A new node (not yet in the intern table) with its serial and depth.
-std::shared_ptr<Node> new_node(Op op, DType dtype, Shape shape, std::vector<NodeRef> src,
+std::shared_ptr<Node> new_node(Op op, DType dtype, Shape shape, Sources src,
                                Arg arg) {
   auto n = std::make_shared<Node>();
   n->op = op;
@@ -206,7 +206,7 @@ std::shared_ptr<Node> new_node(Op op, DType dtype, Shape shape, std::vector<Node
 
 }  // namespace
 
-NodeRef make_node(Op op, DType dtype, Shape shape, std::vector<NodeRef> src, Arg arg) {
+NodeRef make_node(Op op, DType dtype, Shape shape, Sources src, Arg arg) {
   if (unshared(op)) return new_node(op, dtype, std::move(shape), std::move(src), std::move(arg));
   size_t h = size_t(op) * 1315423911u + size_t(dtype);
   mix_shape(h, shape);

@@ -120,12 +120,14 @@ using Arg = std::variant<std::monostate, int64_t, Scalar, View, IndexMap, Reduce
 struct Memory;
 struct Node;
 using NodeRef = std::shared_ptr<Node>;
+// A node's sources: up to 3 inline (NOTE [Inline shapes]).
+using Sources = SmallVec<NodeRef, 3>;
 
 struct Node : std::enable_shared_from_this<Node> {
   Op op;
   DType dtype;
   Shape shape;
-  std::vector<NodeRef> src;
+  Sources src;
   Arg arg;
   size_t hash = 0;
   bool interned = false;
@@ -162,7 +164,7 @@ struct Node : std::enable_shared_from_this<Node> {
 };
 
 // Builds a node, returning the existing one when an equal node is alive.
-NodeRef make_node(Op op, DType dtype, Shape shape, std::vector<NodeRef> src, Arg arg = {});
+NodeRef make_node(Op op, DType dtype, Shape shape, Sources src, Arg arg = {});
 // A flat value that already lives in memory.
 NodeRef make_data(std::shared_ptr<Memory> mem);
 // Marks a flat value computed into `mem`; drops its sources.

@@ -1,4 +1,4 @@
-// A vector of trivially copyable values that keeps up to N of them inline.
+// A vector that keeps up to N values inline.
 #pragma once
 
 #include <algorithm>
@@ -7,6 +7,7 @@
 #include <cstring>
 #include <initializer_list>
 #include <iterator>
+#include <memory>
 #include <new>
 #include <stdexcept>
 #include <type_traits>
@@ -17,12 +18,16 @@ namespace loom {
 // NOTE [Inline shapes]: every op's shapes, views and strides were std::vectors, and a tiny
 // op built and dropped about fourteen of them (the result's shape, its view, the copies a
 // node lookup makes before it finds the node already interned): half of the 28 heap
-// allocations `x + 1` made, where eager made 9. Shapes of up to kInline dims now live in
-// the object; longer ones go to the heap as before. The interface is std::vector's, minus
-// what Loom does not use; a std::vector converts implicitly both ways.
+// allocations `x + 1` made, where eager made 9; three more were the sources of nodes it
+// looked up. Shapes of up to 6 dims and a node's first 3 sources now live in the object;
+// longer ones go to the heap as before. The interface is std::vector's, minus what Loom
+// does not use; a std::vector converts to it implicitly, and back explicitly (an implicit
+// conversion would let an ArrayRef point into a temporary).
 template <class T, unsigned N>
 class SmallVec {
-  static_assert(std::is_trivially_copyable_v<T>, "SmallVec copies its values with memcpy");
+  // Trivially copyable values move as bytes (a whole inline array at once: a fixed size,
+  // so no library call); others are constructed and destroyed one by one.
+  static constexpr bool kTrivial = std::is_trivially_copyable_v<T>;
 
  public:
   using value_type = T;
@@ -46,16 +51,24 @@ class SmallVec {
     assign(first, last);
   }
   SmallVec(const std::vector<T>& v) { assign(v.begin(), v.end()); }  // NOLINT: as a vector
-  SmallVec(const SmallVec& o) { assign(o.begin(), o.end()); }
+  SmallVec(std::vector<T>&& v) {                                      // NOLINT
+    reserve(v.size());
+    for (T& x : v) new (end()) T(std::move(x)), ++size_;
+  }
+  SmallVec(const SmallVec& o) { copy_from(o); }
   SmallVec(SmallVec&& o) noexcept { take(o); }
-  ~SmallVec() { release(); }
+  ~SmallVec() {
+    clear();
+    release();
+  }
 
   SmallVec& operator=(const SmallVec& o) {
-    if (this != &o) assign(o.begin(), o.end());
+    if (this != &o) copy_from(o);
     return *this;
   }
   SmallVec& operator=(SmallVec&& o) noexcept {
     if (this != &o) {
+      clear();
       release();
       take(o);
     }
@@ -69,19 +82,17 @@ class SmallVec {
 
   template <class It>
   void assign(It first, It last) {
-    const size_t n = size_t(std::distance(first, last));
-    size_ = 0;
-    reserve(n);
-    std::copy(first, last, data());
-    size_ = uint32_t(n);
+    clear();
+    reserve(size_t(std::distance(first, last)));
+    for (; first != last; ++first) new (end()) T(*first), ++size_;
   }
   void assign(size_t n, const T& v) {
-    size_ = 0;
+    clear();
     resize(n, v);
   }
 
-  T* data() { return heap() ? heap_ : inline_; }
-  const T* data() const { return heap() ? heap_ : inline_; }
+  T* data() { return heap() ? heap_ : inl(); }
+  const T* data() const { return heap() ? heap_ : inl(); }
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   size_t capacity() const { return heap() ? cap_ : N; }
@@ -110,51 +121,82 @@ class SmallVec {
     if (n <= capacity()) return;
     const size_t cap = std::max<size_t>(n, 2 * capacity());
     T* p = static_cast<T*>(::operator new(cap * sizeof(T)));
-    if (size_) std::memcpy(p, data(), size_ * sizeof(T));
+    move_to(p);
     release();
     heap_ = p;
     cap_ = uint32_t(cap);
   }
   void resize(size_t n) { resize(n, T()); }
   void resize(size_t n, const T& v) {
-    reserve(n);
-    std::fill(data() + std::min<size_t>(size_, n), data() + n, v);
-    size_ = uint32_t(n);
-  }
-  void clear() { size_ = 0; }
-  void push_back(const T& v) {
+    if (n < size_) {
+      std::destroy(begin() + n, end());
+      size_ = uint32_t(n);
+      return;
+    }
     const T copy = v;  // v may be an element of this vector
-    reserve(size_ + 1);
-    data()[size_++] = copy;
+    reserve(n);
+    while (size_ < n) new (end()) T(copy), ++size_;
+  }
+  void clear() {
+    std::destroy(begin(), end());
+    size_ = 0;
+  }
+  void push_back(const T& v) {
+    if (size_ == capacity()) {
+      T copy = v;  // v may be an element of this vector
+      reserve(size_ + 1);
+      new (end()) T(std::move(copy));
+    } else {
+      new (end()) T(v);
+    }
+    ++size_;
+  }
+  void push_back(T&& v) {
+    if (size_ == capacity()) {
+      T moved = std::move(v);
+      reserve(size_ + 1);
+      new (end()) T(std::move(moved));
+    } else {
+      new (end()) T(std::move(v));
+    }
+    ++size_;
   }
   template <class... A>
   T& emplace_back(A&&... a) {
     push_back(T(std::forward<A>(a)...));
     return back();
   }
-  void pop_back() { --size_; }
+  void pop_back() {
+    --size_;
+    std::destroy_at(end());
+  }
 
   T* insert(const T* pos, const T& v) { return insert(pos, size_t(1), v); }
   T* insert(const T* pos, size_t n, const T& v) {
+    const size_t at = size_t(pos - begin());
     const T copy = v;
-    T* p = open_gap(pos, n);
-    std::fill(p, p + n, copy);
-    return p;
+    reserve(size_ + n);
+    for (size_t i = 0; i < n; ++i) push_back(copy);
+    std::rotate(begin() + at, end() - n, end());
+    return begin() + at;
   }
   template <class It, class = typename std::iterator_traits<It>::iterator_category>
   T* insert(const T* pos, It first, It last) {
+    const size_t at = size_t(pos - begin());
     const SmallVec tmp(first, last);  // the range may lie in this vector
-    T* p = open_gap(pos, tmp.size());
-    std::copy(tmp.begin(), tmp.end(), p);
-    return p;
+    reserve(size_ + tmp.size());
+    for (const T& x : tmp) push_back(x);
+    std::rotate(begin() + at, end() - tmp.size(), end());
+    return begin() + at;
   }
   T* insert(const T* pos, std::initializer_list<T> l) { return insert(pos, l.begin(), l.end()); }
   T* erase(const T* pos) { return erase(pos, pos + 1); }
   T* erase(const T* first, const T* last) {
     T* f = begin() + (first - begin());
-    const size_t n = size_t(last - first);
-    std::memmove(f, f + n, size_t(end() - (f + n)) * sizeof(T));
-    size_ -= uint32_t(n);
+    T* l = begin() + (last - begin());
+    T* e = std::move(l, end(), f);
+    std::destroy(e, end());
+    size_ -= uint32_t(l - f);
     return f;
   }
   void swap(SmallVec& o) noexcept {
@@ -179,43 +221,55 @@ class SmallVec {
 
  private:
   bool heap() const { return cap_ > N; }
+  T* inl() { return std::launder(reinterpret_cast<T*>(inline_)); }
+  const T* inl() const { return std::launder(reinterpret_cast<const T*>(inline_)); }
+  // Frees the heap array (its elements already destroyed or moved out).
   void release() {
     if (heap()) ::operator delete(heap_);
     cap_ = N;
   }
-  // Leaves o empty and inline.
+  // Moves the elements to p, leaving them destroyed here.
+  void move_to(T* p) {
+    if constexpr (kTrivial) {
+      if (size_) std::memcpy(p, data(), size_ * sizeof(T));
+    } else {
+      std::uninitialized_move(begin(), end(), p);
+      std::destroy(begin(), end());
+    }
+  }
+  // Takes o's elements (this holds none and no heap array); leaves o empty and inline.
   void take(SmallVec& o) {
-    size_ = o.size_;
     if (o.heap()) {
       heap_ = o.heap_;
       cap_ = o.cap_;
-    } else if (size_) {
-      std::memcpy(inline_, o.inline_, size_ * sizeof(T));
+    } else if constexpr (kTrivial) {
+      std::memcpy(inline_, o.inline_, sizeof(inline_));
+    } else {
+      o.move_to(inl());
     }
+    size_ = o.size_;
     o.cap_ = N;
     o.size_ = 0;
   }
-  T* open_gap(const T* pos, size_t n) {
-    const size_t at = size_t(pos - begin());
-    reserve(size_ + n);
-    T* p = data() + at;
-    std::memmove(p + n, p, (size_ - at) * sizeof(T));
-    size_ += uint32_t(n);
-    return p;
+  void copy_from(const SmallVec& o) {
+    if constexpr (kTrivial) {
+      if (!o.heap()) {
+        release();
+        std::memcpy(inline_, o.inline_, sizeof(inline_));
+        size_ = o.size_;
+        return;
+      }
+    }
+    assign(o.begin(), o.end());
   }
-  [[noreturn]] static T& throw_range();
+  [[noreturn]] static T& throw_range() { throw std::out_of_range("SmallVec::at"); }
 
   union {
-    T inline_[N];
+    alignas(T) unsigned char inline_[N * sizeof(T)];
     T* heap_;
   };
   uint32_t size_ = 0;
   uint32_t cap_ = N;  // above N: heap_ holds the values
 };
-
-template <class T, unsigned N>
-T& SmallVec<T, N>::throw_range() {
-  throw std::out_of_range("SmallVec::at");
-}
 
 }  // namespace loom

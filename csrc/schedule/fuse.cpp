@@ -311,7 +311,7 @@ struct Fuser {
       n->stored = out;
       orig->stored = out;
     } else {
-      std::vector<NodeRef> src = n->src;
+      Sources src = n->src;
       bool changed = false;
       for (size_t i = n->op == Op::Gather ? 1 : 0; i < src.size(); ++i) {
         NodeRef s = with_shared_parts_stored(src[i], top_numel ? top_numel : numel(n->shape), done);
@@ -363,7 +363,7 @@ struct Fuser {
       // 135 ops, split into two kernels).
       if (n->op != Op::Reindex) --budget;
       // The sources as visited, built only once one of them changes.
-      std::vector<NodeRef> src;
+      Sources src;
       for (size_t i = 0; i < n->src.size(); ++i) {
         NodeRef v = visit(n->src[i]);
         if (src.empty()) {
