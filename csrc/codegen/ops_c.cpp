@@ -198,7 +198,7 @@ const char* c_stream_prelude() {
   const int64_t w = (int64_t)sizeof(loom_vs);
   int64_t head = (int64_t)(-(uint64_t)d & (uint64_t)(w - 1));
   if (head > n) head = n;
-  __builtin_memcpy(d, s, head);
+  if (head) __builtin_memcpy(d, s, head);  /* no call where the block is aligned */
   d += head; s += head; n -= head;
   for (; n >= w; n -= w, d += w, s += w) {
     loom_vs v;
@@ -207,7 +207,7 @@ const char* c_stream_prelude() {
   }
 #undef LOOM_NT
 #endif
-  __builtin_memcpy(d, s, n);
+  if (n) __builtin_memcpy(d, s, n);
 }
 static inline void loom_sfence(void) {
 #if defined(__SSE2__)

@@ -249,7 +249,10 @@ std::string Renderer::emit_reduce(int id, int depth) {
     }
     accs.push_back(std::move(a));
   }
-  if (cached != row_cache.end())
+  if (cached != row_cache.end() && pipeline)  // NOTE [Row pipelining]
+    line(depth, row_cache_ctype(id) + "* " + row + " = rowbuf" + std::to_string(id) + "[(" +
+                    var_name(k, output_vars()[0]) + " - start) & 1];");
+  else if (cached != row_cache.end())
     line(depth, std::string(compute_ctype(accs[0].vt)) + " " + row + "[" +
                     std::to_string(k.var_size[first.vars[0]]) + "LL];");
   int d = depth;
@@ -321,6 +324,7 @@ std::string Renderer::emit_reduce(int id, int depth) {
     body(d);
     --in_lanes;
     line(--d, "}");
+    if (pipeline && id == prefetch_host) emit_pipelined_block(ro, lanes, d);
     line(--d, "}");
     if (size > main) {
       line(d++, "for (int64_t " + l + " = 0; " + l + " < " + std::to_string(size - main) +
@@ -569,18 +573,22 @@ std::string Renderer::render(bool entry) {
   const bool plain = !k.batched && k.scan_var < 0 && k.out_dyn < 0;
   ReducePlacement hoist;
   if (plain) hoist = place_reductions(k);
-  const size_t outer_scopes = scopes.size();
+  const size_t outer_scopes = base_scopes = scopes.size();
   if (plain && hoist.ok) placement = &hoist;
   if (plain && hoist.ok) plan_row_caches(hoist);
   if (plain && hoist.ok && !k.check_in_reduce) plan_prefetch(hoist);
+  pipeline = plain && hoist.ok && plan_row_pipeline(hoist);
   if (int tile = plain ? transpose_tile() : 0)
     depth = open_transpose_tiles(tile, depth);
+  else if (pipeline)
+    depth = open_row_pipeline(depth);
   else
     depth = open_output_loops(k.scan_var < 0 && k.out_dyn < 0, depth, true,
                               plain && hoist.ok ? &hoist : nullptr);
   scopes.emplace_back();
   for (auto& [id, m] : row_cache)
-    scopes.back()[m] = "row" + std::to_string(id) + "[" + var_name(k, output_vars().back()) + "]";
+    scopes.back()[m] = std::string(pipeline ? "rowprev" : "row") + std::to_string(id) + "[" +
+                       var_name(k, output_vars().back()) + "]";
   if (k.out_dyn >= 0) {
     std::string at = "p0[" + emit(k.out_dyn, depth) + "]";
     std::string v = emit(k.root, depth);

@@ -403,6 +403,123 @@ void Renderer::close_stream(const std::string& v, int& depth) {
                   ") * (int64_t)sizeof(orow[0])); }");
 }
 
+// NOTE [Row pipelining]: a row kernel whose results stream (softmax, layer norm) read a
+// row, worked on it in cache, then wrote its results: the row's non-temporal stores went
+// out in a burst while the arithmetic waited for them. Each row's results are now computed
+// and written during the next row's last pass (the one that prefetches the row after, NOTE
+// [Row prefetch]), a block of that pass's lanes at a time, so that loads, stores and
+// arithmetic overlap; the last row of a thread's range is written after its loop. The
+// previous row's reductions are kept in `prevN` and its row caches in the other half of
+// a double buffer (`rowbufN`); its index is the loop variable's, shadowed in a block. In a
+// C harness (softmax over 4096x4096 floats, two threads, caches flushed between runs):
+// 7.6 -> 6.9 ms. Only kernels whose reductions are all per row (over the row's own
+// length) and whose output rows are two-dimensional.
+bool Renderer::plan_row_pipeline(const ReducePlacement& hoist) const {
+  if (!stream_chunk || prefetch_host < 0 || k.batched || !k.extra.empty() ||
+      !k.checks.empty() || k.check_in_reduce || k.scan_var >= 0 || k.out_dyn >= 0)
+    return false;
+  const std::vector<int> outs = output_vars();
+  if (outs.size() != 2) return false;
+  const LNode& host = k.nodes[prefetch_host];
+  const int lanes =
+      reduce_lanes(host, std::get<ReduceArg>(host.arg).kind, reduce_acc_type(host));
+  const int64_t row = k.var_size[outs[1]];
+  if (lanes <= 0 || host.vars.size() != 1 || k.var_size[host.vars[0]] != row || row % lanes)
+    return false;
+  for (size_t id = 0; id < k.nodes.size(); ++id)
+    if (k.nodes[id].op == Op::Reduce && hoist.level[id] != 0)
+      return false;
+  return true;
+}
+
+// The reductions computed once per row, in the order they are emitted.
+std::vector<int> Renderer::row_reductions() const {
+  std::vector<int> out;
+  for (size_t id = 0; id < k.nodes.size(); ++id)
+    if (k.nodes[id].op == Op::Reduce) out.push_back(int(id));
+  return out;
+}
+
+// The C type of a reduction's result as emit_reduce names it (an index for arg ones).
+std::string Renderer::reduce_result_ctype(int id) const {
+  const ReduceKind kind = std::get<ReduceArg>(k.nodes[id].arg).kind;
+  if (kind == ReduceKind::ArgMax || kind == ReduceKind::ArgMin || kind == ReduceKind::PoolArgMax)
+    return "int64_t";
+  return compute_ctype(reduce_acc_type(k.nodes[id]));
+}
+
+std::string Renderer::row_cache_ctype(int id) const {
+  return compute_ctype(k.nodes[k.nodes[id].src[0]].dtype);
+}
+
+// Names the results of row `row` (an expression of the outer loop variable, before any
+// shadowing) for the output's expression: its reductions' `prevN`, its row caches'
+// `rowprevN` (the row cache nodes map to them in render()).
+void Renderer::bind_previous_row(const std::string& row, int depth) {
+  for (const auto& [id, m] : row_cache)
+    line(depth, "const " + row_cache_ctype(id) + "* rowprev" + std::to_string(id) + " = rowbuf" +
+                    std::to_string(id) + "[((" + row + ") - start) & 1];");
+  scopes.emplace_back();
+  for (int id : row_reductions()) scopes.back()[id] = "prev" + std::to_string(id);
+}
+
+// Inside the pipeline's host pass, after its block of `lanes` elements at `ro`: the
+// previous row's results for the same block, written with non-temporal stores.
+void Renderer::emit_pipelined_block(const std::string& ro, int lanes, int depth) {
+  const std::vector<int> outs = output_vars();
+  const std::string x0 = var_name(k, outs[0]), x1 = var_name(k, outs[1]);
+  const std::string L = std::to_string(lanes) + "LL";
+  line(depth++, "if (" + x0 + " > start) {");
+  line(depth, "const int64_t xp_ = " + x0 + " - 1;");
+  // Only values computed outside the output loops stay visible: the current row's must
+  // not stand in for the previous row's.
+  std::vector<std::unordered_map<int, std::string>> saved = scopes;
+  scopes.resize(base_scopes);
+  bind_previous_row(x0 + " - 1", depth);
+  scopes.emplace_back();
+  for (const auto& [id, m] : row_cache)
+    scopes.back()[m] = "rowprev" + std::to_string(id) + "[" + x1 + "]";
+  line(depth++, "{");
+  line(depth, "const int64_t " + x0 + " = xp_;");
+  line(depth, c_storage_type(k.out_dtype) + " orow[" + L + "] __attribute__((aligned(64)));");
+  line(depth, "LOOM_IVDEP");
+  line(depth++, "for (int64_t " + x1 + " = " + ro + "; " + x1 + " < " + ro + " + " + L + "; ++" +
+                    x1 + ") {");
+  const std::string v = emit(k.root, depth);
+  line(depth, "orow[" + x1 + " - " + ro + "] = " + c_store(k.out_dtype, v) + ";");
+  line(--depth, "}");
+  line(depth, "{ const int64_t " + x1 + " = " + ro + "; loom_stream(&p0[" +
+                  index_str(k, k.out_index) + "], orow, " + L + " * (int64_t)sizeof(orow[0])); }");
+  line(--depth, "}");
+  line(--depth, "}");
+  scopes = std::move(saved);
+}
+
+// The pipeline's loops (NOTE [Row pipelining]): the rows, each computing its reductions
+// (the last pass writing the row before), then the last row's output loop, left open for
+// render() to fill and close as an ordinary streamed row.
+int Renderer::open_row_pipeline(int depth) {
+  const std::vector<int> outs = output_vars();
+  const std::string x0 = var_name(k, outs[0]);
+  const std::vector<int> rows = row_reductions();
+  for (int id : rows)
+    line(depth, reduce_result_ctype(id) + " prev" + std::to_string(id) + " = 0;");
+  for (const auto& [id, m] : row_cache)
+    line(depth, row_cache_ctype(id) + " rowbuf" + std::to_string(id) + "[2][" +
+                    std::to_string(k.var_size[outs[1]]) + "LL] __attribute__((aligned(64)));");
+  line(depth++, "for (int64_t " + x0 + " = start; " + x0 + " < end; ++" + x0 + ") {");
+  scopes.emplace_back();
+  for (int id : rows) emit(id, depth);
+  for (int id : rows) line(depth, "prev" + std::to_string(id) + " = " + *find(id) + ";");
+  scopes.pop_back();
+  line(--depth, "}");
+  line(depth++, "if (end > start) {");
+  line(depth, "const int64_t " + x0 + " = end - 1;");
+  bind_previous_row("end - 1", depth);
+  open_stream_loop(outs[1], false, depth);
+  return depth;
+}
+
 // NOTE [Transpose tiles]: a store whose innermost loop writes contiguously while a load
 // walks that loop with a stride of a line or more, and walks the loop outside it
 // contiguously (a transposing copy), reads a new line for every element. When the lines

@@ -65,6 +65,10 @@ struct Renderer {
   std::vector<int> prefetch_loads;
   // Where hoisted reductions are computed, when the kernel hoists them.
   const ReducePlacement* placement = nullptr;
+  // NOTE [Row pipelining]: each row's results are written during the next row's last
+  // pass; `base_scopes` counts the scopes outside the output loops.
+  bool pipeline = false;
+  size_t base_scopes = 0;
   // Reductions emitted in a joint loop, or about to be (NOTE [Joint reductions]).
   std::set<int> joined;
 
@@ -159,6 +163,13 @@ struct Renderer {
   int64_t stream_block() const;
   void open_stream_loop(int v, bool split, int& depth);
   void close_stream(const std::string& v, int& depth);
+  bool plan_row_pipeline(const ReducePlacement& hoist) const;
+  std::vector<int> row_reductions() const;
+  std::string reduce_result_ctype(int id) const;
+  std::string row_cache_ctype(int id) const;
+  void bind_previous_row(const std::string& row, int depth);
+  void emit_pipelined_block(const std::string& ro, int lanes, int depth);
+  int open_row_pipeline(int depth);
 };
 
 }  // namespace loom::c_render

@@ -128,3 +128,54 @@ def test_cut_rows_prefetch_only_what_moves_with_them(tmp_path):
     src = softmax[softmax.index("void kernel"):]
     assert "x1o += 256LL" in src and re.search(r"\(row\d+\[x1\]\)", src)
     assert "x1e + " not in src
+
+
+PIPE_CHILD = r"""
+import torch, loom
+import torch.nn.functional as F
+D = loom.device
+g = torch.Generator().manual_seed(0)
+done = 0
+
+def check(fn, *xs, **tol):
+    global done
+    want = fn(*xs)
+    got = fn(*[x.to(D) for x in xs]).cpu()
+    assert got.dtype == want.dtype and got.shape == want.shape and got.stride() == want.stride()
+    torch.testing.assert_close(got, want, equal_nan=True, **tol)
+    done += 1
+
+# Inputs of 1 MB or more prefetch their next row, so their rows pipeline: row counts that
+# split unevenly between the threads' ranges (ranges of one row included), rows of one
+# block and rows of several.
+for rows, cols in ((257, 1024), (3, 131072), (129, 4096), (1025, 256)):
+    y = torch.randn(rows, cols, generator=g) * 3
+    w, b = torch.randn(cols, generator=g), torch.randn(cols, generator=g)
+    check(lambda t: torch.softmax(t, 1), y, rtol=1e-5, atol=1e-6)
+    check(lambda t: torch.log_softmax(t, 1), y, rtol=1e-5, atol=1e-5)
+    check(lambda t, w, b: F.gelu(F.layer_norm(t, t.shape[-1:], w, b)), y, w, b,
+          rtol=1e-5, atol=1e-5)
+    check(lambda t: t - t.amax(1, True) + t.mean(1, True), y, rtol=1e-5, atol=1e-5)
+y = torch.randn(300, 1024, generator=g, dtype=torch.float64)
+check(lambda t: torch.softmax(t, 1), y)
+check(lambda t: torch.softmax(t.float(), 1).half(), y, rtol=1e-3, atol=1e-3)
+y = torch.randn(600, 2048, generator=g)
+check(lambda t: torch.softmax(t.bfloat16(), 1), y, rtol=1e-2, atol=1e-2)
+check(lambda t: t.argmax(1, True) + t, y)                 # an index kept for the next row
+s = torch.tensor([float("nan"), float("inf"), -float("inf"), 0.0, -0.0, 1e-40] * 86016)
+check(lambda t: torch.softmax(t.view(504, 1024), 1), s, rtol=1e-5, atol=1e-6)
+print("checks", done)
+"""
+
+
+def test_pipelined_rows_match_cpu(tmp_path):
+    """NOTE [Row pipelining]: a row's results are written during the next row's last pass;
+    the last row of each thread's range after the loop."""
+    env = dict(os.environ, LOOM_STREAM_BYTES="4096", LOOM_DEBUG="4", LOOM_CACHE_DIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", PIPE_CHILD], env=env, capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-4000:]
+    assert out.stdout.split()[-2:] == ["checks", "21"]
+    assert out.stderr.count("if (x0 > start) {") >= 10
+    assert out.stderr.count("if (end > start) {") == out.stderr.count("if (x0 > start) {")
+    assert re.search(r"\(rowprev\d+\[x1\]\)", out.stderr)
