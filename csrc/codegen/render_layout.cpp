@@ -310,7 +310,7 @@ int64_t Renderer::stream_block() const {
 // alone plus its copy alone, the hardware prefetcher keeping too few lines in flight
 // while the vector unit works. A block cut from a longer loop now prefetches, a line at a
 // time, what its contiguous loads will read kStreamAheadBytes on, and the blocks are
-// 1 KB (they were 8 KB), so that loads, arithmetic and the block's non-temporal stores
+// kStreamBytes (they were 8 KB, then 1 KB), so that loads, arithmetic and the block's stores
 // alternate finely. Rows longer than two blocks are cut too, and a row's next row is then
 // fetched while this one's outputs are computed: only loads that move with the rows are
 // prefetched (a row of weights that every row reads stays in cache), and only those the

@@ -121,12 +121,12 @@ def test_cut_rows_prefetch_only_what_moves_with_them(tmp_path):
     assert out.returncode == 0 and out.stdout.split() == ["ok"], out.stderr[-4000:]
     ln, softmax = out.stderr.split("SOFTMAX")
     src = ln[ln.index("void kernel"):]
-    assert "x1o += 256LL" in src
+    assert "x1o += 64LL" in src
     assert src.count("x1 < x1e + 1024LL; x1 += 16LL) __builtin_prefetch(&p") == 1
     # Softmax's output loop reads exp(x - max) back from its sum's row cache, not x: its
     # blocks prefetch nothing.
     src = softmax[softmax.index("void kernel"):]
-    assert "x1o += 256LL" in src and re.search(r"\(row\d+\[x1\]\)", src)
+    assert "x1o += 64LL" in src and re.search(r"\(row\d+\[x1\]\)", src)
     assert "x1e + " not in src
 
 
