@@ -326,8 +326,8 @@ std::tuple<Tensor, Tensor> grid_sampler_backward(const Tensor& grad_out, const T
   TORCH_CHECK(grad_out.scalar_type() == input.scalar_type(), "expected scalar type ",
               input.scalar_type(), " but found ", grad_out.scalar_type());
   TORCH_CHECK(grad_out.sizes() == at::IntArrayRef(p.full),
-              "grid_sampler(): expected grad_output of sizes ", at::IntArrayRef(p.full), " but got ",
-              grad_out.sizes());
+              "grid_sampler(): expected grad_output of sizes ", at::IntArrayRef(p.full),
+              " but got ", grad_out.sizes());
   Tensor grad_grid = empty_loom(grid.sizes(), grid.scalar_type());
   std::vector<Tensor> grad_grid_at;  // per spatial dim, as (N, 1, out...)
   for (int64_t d = 0; d < nd; ++d)
