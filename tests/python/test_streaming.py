@@ -10,7 +10,8 @@ import subprocess
 import sys
 
 
-CHILD = r"""
+# What both children start with: a check of one op against the CPU, counted.
+PRELUDE = r"""
 import torch, loom
 import torch.nn.functional as F
 D = loom.device
@@ -24,7 +25,9 @@ def check(fn, *xs, **tol):
     assert got.dtype == want.dtype and got.shape == want.shape and got.stride() == want.stride()
     torch.testing.assert_close(got, want, equal_nan=True, **tol)
     done += 1
+"""
 
+CHILD = PRELUDE + r"""
 n = 3 * 4096 + 5  # several blocks, a partial one, thread ranges that split a block
 x = torch.randn(n, generator=g)
 check(lambda t: (t * 2 + 1).exp() - 3, x)
@@ -130,21 +133,7 @@ def test_cut_rows_prefetch_only_what_moves_with_them(tmp_path):
     assert "x1e + " not in src
 
 
-PIPE_CHILD = r"""
-import torch, loom
-import torch.nn.functional as F
-D = loom.device
-g = torch.Generator().manual_seed(0)
-done = 0
-
-def check(fn, *xs, **tol):
-    global done
-    want = fn(*xs)
-    got = fn(*[x.to(D) for x in xs]).cpu()
-    assert got.dtype == want.dtype and got.shape == want.shape and got.stride() == want.stride()
-    torch.testing.assert_close(got, want, equal_nan=True, **tol)
-    done += 1
-
+PIPE_CHILD = PRELUDE + r"""
 # Inputs of 1 MB or more prefetch their next row, so their rows pipeline: row counts that
 # split unevenly between the threads' ranges (ranges of one row included), rows of one
 # block and rows of several.
