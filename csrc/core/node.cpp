@@ -205,14 +205,8 @@ namespace {
 bool unshared(Op op) { return op == Op::Empty || op == Op::Store || op == Op::Scatter; }
 
 // A new node (not yet in the intern table) with its serial and depth.
-std::shared_ptr<Node> new_node(Op op, DType dtype, Shape shape, Sources src,
-                               Arg arg) {
-  auto n = std::make_shared<Node>();
-  n->op = op;
-  n->dtype = dtype;
-  n->shape = std::move(shape);
-  n->src = std::move(src);
-  n->arg = std::move(arg);
+std::shared_ptr<Node> new_node(Op op, DType dtype, Shape&& shape, Sources&& src, Arg&& arg) {
+  auto n = std::make_shared<Node>(op, dtype, std::move(shape), std::move(src), std::move(arg));
   n->serial = ++table().serial;
   for (const auto& s : n->src) n->depth = std::max(n->depth, s->depth);
   if (op_kind(op) != OpKind::Flat) n->depth += 1;

@@ -157,6 +157,11 @@ struct Node : std::enable_shared_from_this<Node> {
   // still pending beside it.
   std::vector<std::weak_ptr<Node>> cohort;
 
+  Node() = default;
+  // Moves its parts in: a default-constructed node assigned them afterwards built and
+  // destroyed an empty Arg, and moved a View twice (a tenth of a tiny op's node making).
+  Node(Op o, DType t, Shape&& s, Sources&& in, Arg&& a)
+      : op(o), dtype(t), shape(std::move(s)), src(std::move(in)), arg(std::move(a)) {}
   ~Node();
   const View& view() const { return std::get<View>(arg); }
   const ReduceArg& reduce_arg() const { return std::get<ReduceArg>(arg); }
