@@ -2,6 +2,7 @@
 
 #include <ATen/Dispatch.h>
 #include <ATen/EmptyTensor.h>
+#include <ATen/native/TypeProperties.h>
 
 #include <cstring>
 
@@ -74,6 +75,13 @@ NodeRef operand(const at::Tensor& t, const Shape& shape, DType dtype) {
     return scalar_node(cpu_scalar(t), shape, dtype);
   }
   return cast(expand(read_tensor(t), shape), dtype);
+}
+
+c10::ScalarType promoted(const at::Tensor& a, const at::Tensor& b) {
+  at::native::ResultTypeState state;
+  state = at::native::update_result_type_state(a, state);
+  state = at::native::update_result_type_state(b, state);
+  return at::native::result_type(state);
 }
 
 at::Tensor result_like(const at::Tensor& meta) {

@@ -233,7 +233,7 @@ NodeRef nonzero_divisor(const NodeRef& d) {
 }
 
 NodeRef binary_value(Op op, const Tensor& a, const Tensor& b, const Shape& shape, DType result) {
-  DType common = to_loom(at::result_type(a, b));
+  DType common = to_loom(promoted(a, b));
   DType compute = compute_dtype(result, common);
   check_complex_support(op, compute);
   check_supported(op, compute);
@@ -293,7 +293,7 @@ Tensor& into(Tensor& out, MetaFn meta_fn, ValueFn value) {
   Tensor name##_fn(const Tensor& a, const Tensor& b) {                                     \
     auto value = [&](const Shape& s, DType r) { return binary_value(Op::OP, a, b, s, r); }; \
     if (auto sizes = plain_sizes({&a, &b}))                                                \
-      if (auto t = plain_dtype(Op::OP, at::native::result_type(a, b)))                     \
+      if (auto t = plain_dtype(Op::OP, promoted(a, b)))                                    \
         return plain_functional(*sizes, *t, value);                                        \
     return functional([&] { return iterator_layout(at::name(to_meta(a), to_meta(b)), a, b); }, \
                       value);                                                              \
@@ -311,7 +311,7 @@ Tensor& into(Tensor& out, MetaFn meta_fn, ValueFn value) {
   Tensor& name##_ip(Tensor& a, const Tensor& b) {                                          \
     auto value = [&](const Shape& s, DType r) { return binary_value(Op::OP, a, b, s, r); }; \
     if (plain_into_self(a, b))                                                             \
-      if (auto t = plain_dtype(Op::OP, at::native::result_type(a, b)))                     \
+      if (auto t = plain_dtype(Op::OP, promoted(a, b)))                                    \
         return plain_into(a, *t, value);                                                   \
     Tensor ma = to_meta(a), mb = to_meta(b);                                               \
     Tensor r = at::name(ma, mb);                                                           \
@@ -340,7 +340,7 @@ LOOM_BINARY_NO_INPLACE(minimum, Minimum)
 c10::ScalarType add_dtype(Op op, const Tensor& a, const Tensor& b, const c10::Scalar& alpha,
                           const Tensor* self) {
   if (op == Op::Sub) at::native::sub_check(a, b);
-  const c10::ScalarType t = at::native::result_type(a, b);
+  const c10::ScalarType t = promoted(a, b);
   if (self) check_inplace_cast(t, *self);
   at::native::alpha_check(t, alpha);
   return t;
@@ -487,7 +487,7 @@ Tensor where_fn(const Tensor& c, const Tensor& a, const Tensor& b) {
   check_condition(c);
   auto value = [&](const Shape& s, DType r) { return where_value(c, a, b, s, r); };
   if (auto sizes = plain_sizes({&c, &a, &b}, /*cpu_scalars=*/true))
-    return plain_functional(*sizes, at::native::result_type(a, b), value);
+    return plain_functional(*sizes, promoted(a, b), value);
   return functional([&] { return where_meta(c, a, b); }, value);
 }
 
