@@ -7,6 +7,8 @@
 #include <mutex>
 #include <new>
 
+#include <sys/mman.h>
+
 #include "core/metrics.h"
 
 namespace loom {
@@ -14,6 +16,9 @@ namespace loom {
 namespace {
 
 constexpr size_t kAlign = 64;
+constexpr size_t kHugePage = size_t(2) << 20;
+// The smallest block made of huge pages (NOTE [Huge pages]).
+constexpr size_t kHugeBlock = 2 * kHugePage;
 constexpr size_t kMaxCached = size_t(4) << 30;
 
 struct Quarantined {
@@ -44,7 +49,25 @@ size_t round_capacity(size_t n) {
     while (c < n) c <<= 1;
     return c;
   }
+  if (n >= kHugeBlock) return (n + kHugePage - 1) & ~(kHugePage - 1);
   return (n + 4095) & ~size_t(4095);
+}
+
+// NOTE [Huge pages]: a streamed kernel's time went partly to address translation: with
+// 4 KB pages, 16M floats in and out cross 32K pages, and in this VM each TLB miss walks
+// the guest's and the host's page tables. Blocks of kHugeBlock and more are aligned to
+// 2 MB and marked for transparent huge pages (MADV_HUGEPAGE: this machine, like Debian's
+// default, gives huge pages only where asked). Alternated in separate processes with
+// caches flushed, six pairs: the 5-op chain 5.36 -> 4.30 ms, layer norm + GELU 2.70 ->
+// 2.26, sum over dim 0 3.50 -> 3.20, softmax 5.42 -> 5.20, the triad 5.71 -> 5.52. Such
+// a block's capacity rounds up to whole huge pages (4 MB and a byte take 6 MB; past 20 MB,
+// under a tenth more). Where the kernel gives no huge pages, the advice is ignored and
+// the block is an ordinary one.
+void* new_block(size_t capacity) {
+  if (capacity < kHugeBlock) return std::aligned_alloc(kAlign, capacity);
+  void* p = std::aligned_alloc(kHugePage, capacity);
+  if (p) madvise(p, capacity, MADV_HUGEPAGE);
+  return p;
 }
 
 // Caches a freed block, or frees it past kMaxCached; c.mu held.
@@ -98,10 +121,10 @@ std::shared_ptr<Memory> allocate_memory(size_t nbytes) {
     }
   }
   if (!m->data) {
-    m->data = std::aligned_alloc(kAlign, want);
+    m->data = new_block(want);
     if (!m->data) {
       empty_memory_cache();
-      m->data = std::aligned_alloc(kAlign, want);
+      m->data = new_block(want);
       if (!m->data) throw std::bad_alloc();
     }
     m->capacity = want;
