@@ -291,6 +291,12 @@ int64_t Renderer::stream_block() const {
     return 0;
   const std::vector<int> outs = output_vars();
   if (outs.empty() || coef(k.out_index, outs.back()) != 1) return 0;
+  // A kernel that reads its output's memory (an in-place op, a donated temporary: NOTE
+  // [Donated memory]) finds the lines it writes in the cache: a non-temporal store there
+  // evicts the line first. `x.add_(1e-3)` over 16M floats, alternated six times in
+  // separate processes with the caches flushed: 4.81 ms streamed, 2.82 ms not.
+  for (const LNode& n : k.nodes)
+    if ((n.op == Op::Load || n.op == Op::Gather) && n.param == 0) return 0;
   const int64_t size = itemsize(k.out_dtype);
   int64_t n = 1;
   for (int v : outs) n *= k.var_size[v];

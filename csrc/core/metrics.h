@@ -26,6 +26,7 @@ struct Metrics {
   // Values stored by a kernel beside its own output (NOTE [Cohorts] in schedule/fuse.cpp).
   std::atomic<int64_t> cohort_stores{0};
   std::atomic<int64_t> sibling_stores{0};  // NOTE [Sibling stores]
+  std::atomic<int64_t> donated_stores{0};  // NOTE [Donated memory]
   // Kernels run that compute a reduction again for loops it does not depend on (NOTE
   // [Hoisted reductions] in codegen/kernel.h): the scheduler keeps such reductions out of
   // the kernels reading them, so any is a slow schedule.
