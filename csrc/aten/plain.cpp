@@ -20,7 +20,22 @@ using at::Tensor;
 // not broadcast, a CPU tensor that is not a Python number, named tensors) takes the meta
 // call, which raises the CPU's errors. The kernels' own dtype checks (unary_value,
 // binary_value) run on both paths.
-bool plain(const Tensor& t) { return is_loom(t) && t.is_contiguous() && !has_names(t); }
+//
+// A size-1 dim's stride counts too, though is_contiguous() ignores it: the CPU orders
+// the dims of a result that broadcasts (a Python number is a 0-dim operand) by its
+// operands' strides, size-1 dims included, so `t.as_strided([2, 1], [1, 2]) > 0` has
+// strides (1, 2) there (found by the view fuzzer). Only the strides a fresh contiguous
+// tensor has are plain.
+bool plain(const Tensor& t) {
+  if (!is_loom(t) || !t.is_contiguous() || has_names(t)) return false;
+  const at::IntArrayRef sizes = t.sizes(), strides = t.strides();
+  int64_t expect = 1;
+  for (size_t d = sizes.size(); d-- > 0;) {
+    if (sizes[d] == 1 && strides[d] != expect) return false;
+    expect *= sizes[d];
+  }
+  return true;
+}
 
 bool number(const Tensor& t) { return t.unsafeGetTensorImpl()->is_wrapped_number() && t.is_cpu(); }
 

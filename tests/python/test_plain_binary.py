@@ -148,6 +148,27 @@ def test_layouts_left_to_the_meta_call():
              sample((2, 3, 4, 5), torch.float32))
 
 
+def test_odd_strides_of_size_one_dims():
+    """is_contiguous() ignores a size-1 dim's stride; the CPU's layout of a result does
+    not (found by the view fuzzer: `t.as_strided([2, 1], [1, 2]) > 0`)."""
+    base = sample((24,), torch.float32)
+    views = [lambda b: b.as_strided([2, 1], [1, 2]), lambda b: b.as_strided([1, 3], [5, 1]),
+             lambda b: b.as_strided([3, 1, 2], [2, 7, 1]), lambda b: b[:4].view(1, 4).t()]
+    for view in views:
+        for op in OPS.values():
+            for other in (2, view(base) * 1.5):
+                try:
+                    want = op(view(base), other)
+                except (RuntimeError, TypeError):  # an op that takes no number, or no float
+                    continue
+                got = op(view(base.to(D)), to_loom(other))
+                assert (got.dtype, got.shape, got.stride()) == (want.dtype, want.shape, want.stride())
+                torch.testing.assert_close(got.cpu(), want, equal_nan=True)
+        for fn in (torch.exp, torch.neg, torch.relu):
+            want, got = fn(view(base)), fn(view(base.to(D)))
+            assert (got.shape, got.stride()) == (want.shape, want.stride())
+
+
 def test_cpu_zero_dim_tensor_operand():
     x = sample((3,), torch.int32)
     c = torch.tensor(2.5)  # a CPU tensor, not a Python number: the meta call decides
