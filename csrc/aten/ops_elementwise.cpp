@@ -1,5 +1,6 @@
 // Elementwise ops: unary, binary, ternary, their in-place and out= forms, fill.
 #include <ATen/Dispatch.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/native/BinaryOps.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/result_type_native.h>
@@ -141,6 +142,9 @@ Tensor unary_fn(Op op, const Tensor& self, const Tensor& meta) {
 }
 
 Tensor& unary_into(Op op, const Tensor& self, Tensor& out, const Tensor& meta_fn) {
+  // As the CPU's TensorIterator, whatever the op's meta function checks (abs_ and relu_
+  // of an expanded tensor wrote it here, found by the view fuzzer).
+  at::assert_no_internal_overlap(out);
   EngineLock g(engine_mutex());
   assign(out, unary_value(op, self, out_shape(out), dtype_of(meta_fn)));
   return out;

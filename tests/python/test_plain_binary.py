@@ -169,6 +169,19 @@ def test_odd_strides_of_size_one_dims():
             assert (got.shape, got.stride()) == (want.shape, want.stride())
 
 
+@pytest.mark.parametrize("name", ["abs_", "relu_", "neg_", "sigmoid_", "floor_"])
+def test_inplace_unary_into_overlapping_self_raises(name):
+    """The CPU's TensorIterator refuses an output whose elements share memory, whatever
+    the op's meta function checks (abs_ and relu_ of an expanded tensor wrote it)."""
+    base = sample((4, 6), torch.float32)
+    for dev in ("cpu", D):
+        with pytest.raises(RuntimeError, match="more than one element of the written-to"):
+            getattr(base.to(dev).expand(2, 4, 6), name)()
+    out = torch.empty(6, device=D).expand(4, 6)
+    with pytest.raises(RuntimeError, match="more than one element of the written-to"):
+        torch.abs(base.to(D), out=out)
+
+
 def test_cpu_zero_dim_tensor_operand():
     x = sample((3,), torch.int32)
     c = torch.tensor(2.5)  # a CPU tensor, not a Python number: the meta call decides
