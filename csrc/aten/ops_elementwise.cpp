@@ -130,7 +130,9 @@ Tensor iterator_layout(const Tensor& meta, const Tensor& a, const Tensor& b = Te
   Tensor l = c.defined()   ? at::addcmul(stand_in(a), stand_in(b), stand_in(c))
              : b.defined() ? at::mul(stand_in(a), stand_in(b))
                            : at::neg(stand_in(a));
-  if (l.sizes() != meta.sizes() || meta.numel() == 0) return meta;
+  // An empty result keeps the op's own layout, but for where: the ternary iterator is its
+  // own (PyTorch's Python meta where gave [0, 0, 2] strides (2, 1, 1), the CPU (2, 2, 1)).
+  if (l.sizes() != meta.sizes() || (meta.numel() == 0 && !c.defined())) return meta;
   return at::empty_strided(l.sizes(), l.strides(), meta.options());
 }
 
@@ -288,6 +290,7 @@ Tensor functional(MetaFn meta_fn, ValueFn value) {
 template <class MetaFn, class ValueFn>
 Tensor& into(Tensor& out, MetaFn meta_fn, ValueFn value) {
   Tensor meta = meta_fn();  // the functional result: its dtype is the compute dtype
+  at::assert_no_internal_overlap(out);  // as unary_into
   EngineLock g(engine_mutex());
   assign(out, value(out_shape(out), dtype_of(meta)));
   return out;

@@ -180,6 +180,11 @@ def test_inplace_unary_into_overlapping_self_raises(name):
     out = torch.empty(6, device=D).expand(4, 6)
     with pytest.raises(RuntimeError, match="more than one element of the written-to"):
         torch.abs(base.to(D), out=out)
+    x = base.to(D)
+    with pytest.raises(RuntimeError, match="more than one element of the written-to"):
+        torch.where(x > 0, x, x * 2, out=out)
+    with pytest.raises(RuntimeError, match="more than one element of the written-to"):
+        torch.mul(x, 2, out=out)
 
 
 def test_cpu_zero_dim_tensor_operand():
@@ -213,6 +218,19 @@ def test_where(dtype):
     same(torch.where, c[:1], a, sample((4,), dtype))
     same(torch.where, c.to(torch.uint8), a, a)              # a byte condition
     same(torch.where, c.to(torch.float32), a, a)            # refused
+
+
+def test_where_empty_layouts():
+    """An empty result's strides are the ternary iterator's, as on the CPU (PyTorch's own
+    meta where gave others; found by the view fuzzer)."""
+    base = sample((24,), torch.float32)
+    for size, stride in (([0, 0, 2], [0, 1, 1]), ([2, 0], [1, 2]), ([3, 0, 2], [1, 3, 9]),
+                         ([0, 3], [1, 0])):
+        want_t = base.as_strided(size, stride)
+        got_t = base.to(D).as_strided(size, stride)
+        want = torch.where(want_t > 0, want_t, want_t)
+        got = torch.where(got_t > 0, got_t, got_t)
+        assert (got.shape, got.stride(), got.dtype) == (want.shape, want.stride(), want.dtype)
 
 
 def test_where_zero_dim_values_on_loom():
