@@ -1,8 +1,9 @@
 """Loom against CPU eager on the same work, in one process.
 
-Each item runs on both devices, first six times each untimed (a steady state), then in
-alternating blocks of runs (the machine's speed drifts), each block after an untimed run:
-median of each device's timed runs; Loom's time includes loom.sync(). Prints a table of both times, the ratio, Loom's kernels per
+Each item runs on both devices in alternating blocks of runs (the machine's speed
+drifts), each block after an untimed run (and the items before the training steps first
+six times each, untimed, for a steady state): median of each device's timed runs; Loom's
+time includes loom.sync(). Prints a table of both times, the ratio, Loom's kernels per
 iteration and, for streaming items, Loom's GB/s against a triad probe measured in the
 same run (for the matrix products, GFLOP/s against oneDNN's sgemm called alone on the
 same shape, beside an FMA probe of Loom's own); then the compile figures (cold compile
