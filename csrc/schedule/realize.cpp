@@ -260,7 +260,7 @@ std::shared_ptr<Memory> donated_memory(const Node* v, const std::vector<const No
       return true;
     }
     for (const auto& src : n->src) more.push_back(src.get());
-    return donors.size() < 2;
+    return donors.size() < 2;  // each candidate costs a walk of the whole expression below
   });
   for (const Node* d : donors)
     if (can_reuse_base(v, d, exprs, /*held_by_write=*/false)) return d->realized;
