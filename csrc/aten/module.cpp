@@ -46,6 +46,7 @@ MetricsSnapshot snapshot() {
       {"cohort_stores", m.cohort_stores.load()},
       {"sibling_stores", m.sibling_stores.load()},
       {"donated_stores", m.donated_stores.load()},
+      {"superseded_bases", m.superseded_bases.load()},
       {"reductions_recomputed", m.reductions_recomputed.load()},
       {"host_waits", m.host_waits.load()},
       {"host_wait_us", m.host_wait_us.load()},
