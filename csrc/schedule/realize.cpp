@@ -54,8 +54,10 @@ bool is_identity(const IndexMap& m, const Shape& shape) {
 // memory]) is not, and the write's reference does not count for it. Between the write and
 // its base may lie superseded whole writes (`chain`, NOTE [Superseded bases]), each held
 // by the write above it alone: their values count as the kernel's own expressions.
+// `*loaded` tells whether those expressions load the base at all.
 bool can_reuse_base(const Node* write, const Node* base, const std::vector<const Node*>& exprs,
-                    bool held_by_write = true, const std::vector<const Node*>& chain = {}) {
+                    bool held_by_write = true, const std::vector<const Node*>& chain = {},
+                    bool* loaded = nullptr) {
   // Leaves (constants: a setitem loop's stores, checked one by one) read nothing, so only
   // the base's other readers matter.
   if (std::all_of(exprs.begin(), exprs.end(), [](const Node* e) { return e->src.empty(); }))
@@ -88,6 +90,7 @@ bool can_reuse_base(const Node* write, const Node* base, const std::vector<const
     order.push_back(n);
     if (n->op == Op::Load || n->op == Op::Gather) {
       if (reads_base(n)) return false;
+      if (loaded && n->src[0].get() == base) *loaded = true;
       internal_refs[n->src[0].get()]++;  // below a load lies storage, not this kernel's DAG
       if (n->op == Op::Load) continue;
       internal_refs[n->src[1].get()]++;
@@ -293,31 +296,17 @@ const Node* superseded_base(const Node* write, std::vector<const Node*>& chain) 
   return chain.empty() || !b->realized ? nullptr : b;
 }
 
-// Whether `exprs` load `flat`, within a bounded walk (false past it).
-bool loads(const std::vector<const Node*>& exprs, const Node* flat) {
-  bool found = false;
-  for (const Node* e : exprs)
-    walk_within(e, kMaxDonorWalk, [&](const Node* n, std::vector<const Node*>& more) {
-      if (n->op == Op::Load) {
-        found |= n->src[0].get() == flat;
-        return !found;
-      }
-      for (size_t i = n->op == Op::Gather ? 1 : 0; i < n->src.size(); ++i)
-        more.push_back(n->src[i].get());
-      return !found;
-    });
-  return found;
-}
-
 // The memory that a store covering its whole buffer computes into, other than a fresh
 // block: its own old value's where it reads it (NOTE [Superseded bases]), a dying donor's
-// (NOTE [Donated memory]), else its old value's though unread. A base it reads is taken
-// first: the kernel loads each of its lines anyway, and a donor then goes to another store.
+// (NOTE [Donated memory]), else its old value's though unread. A base it reads (or a
+// superseded write's value reads) is taken first: the kernel loads each of its lines
+// anyway, and a donor then goes to another store.
 std::shared_ptr<Memory> reused_memory(const Node* w, const std::vector<const Node*>& exprs) {
   std::vector<const Node*> chain;
   const Node* old = superseded_base(w, chain);
-  bool own = old && can_reuse_base(w, old, exprs, true, chain);
-  if (own && loads(exprs, old)) {
+  bool loaded = false;
+  bool own = old && can_reuse_base(w, old, exprs, true, chain, &loaded);
+  if (own && loaded) {
     metrics().superseded_bases++;
     return old->realized;
   }
