@@ -239,15 +239,20 @@ static inline float loom_exp_core(float x, float* t_out) {
   *t_out = t;
   return LOOM_FMAF(q, r * r, r) + 1.0f;
 }
-/* 2^n as two exact scales (results down to the subnormals). Overflow and underflow are
-   fixed on the result, not by clamping x: two clamps in a row became a chain of compares
-   and blends in gcc's vectorized code (a third of exp's time). NaN stays NaN. */
+/* NOTE [exp's scale]: 2^n as two exact scales, so that results reach the subnormals and
+   overflow with one rounding: 2^(n + 64) then 2^-64 below zero, 2^(n - 1) then 2 above.
+   Clamping x to [-104, 89] (where exp is 0 and inf; NaN passes) bounds n to [-150, 128].
+   Two clamps (one vminps, one vmaxps each in clang's code) and two selects of constants
+   replace halving n and fixing both ends on the result: 6 vector operations for 13, bit
+   for bit the same values (all 2^32 inputs compared). The chain (x * 2 + 1).exp()... on cached data: 2.92 -> 2.81 ms a
+   thread for 8M elements; 16M in Loom, caches flushed: 4.29 -> 4.20 ms. */
 static inline float loom_expf(float x) {
+  x = x > 89.0f ? 89.0f : x;
+  x = x < -104.0f ? -104.0f : x;
   float t, p = loom_exp_core(x, &t);
-  int32_t i = (int32_t)(loom_fbits(t) - 0x4b400000u), i1 = i >> 1, i2 = i - i1;
-  float e = p * loom_bitsf((uint32_t)(i1 + 127) << 23) * loom_bitsf((uint32_t)(i2 + 127) << 23);
-  e = x > 88.72283935546875f ? __builtin_inff() : e;
-  return x < -103.97208404541015625f ? 0.0f : e;
+  int neg = x < 0.0f;
+  uint32_t bias = neg ? (uint32_t)(127 + 64) << 23 : (uint32_t)(127 - 1) << 23;
+  return p * loom_bitsf((loom_fbits(t) << 23) + bias) * (neg ? 0x1p-64f : 2.0f);
 }
 /* The same exp for x known to lie in [-87, 88] (inside erf and tanh): one scale and no
    special cases. Bit for bit loom_expf there; NaN gives NaN. */
