@@ -28,7 +28,7 @@ struct Metrics {
   std::atomic<int64_t> sibling_stores{0};  // NOTE [Sibling stores]
   std::atomic<int64_t> donated_stores{0};  // NOTE [Donated memory]
   // Stores computed into their old value's memory under superseded writes (NOTE
-  // [Superseded bases] in schedule/realize.cpp).
+  // [Superseded bases] in schedule/reuse.cpp).
   std::atomic<int64_t> superseded_bases{0};
   // Kernels run that compute a reduction again for loops it does not depend on (NOTE
   // [Hoisted reductions] in codegen/kernel.h): the scheduler keeps such reductions out of

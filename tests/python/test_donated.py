@@ -1,5 +1,5 @@
 """A store over a fresh buffer computes into the memory of a temporary it alone reads
-(NOTE [Donated memory] in csrc/schedule/realize.cpp), and a kernel that reads its output's
+(NOTE [Donated memory] in csrc/schedule/reuse.cpp), and a kernel that reads its output's
 memory writes it with ordinary stores, not streamed ones (NOTE [Streaming stores]). Values
 and aliasing stay as on the CPU: nothing that can still be read is ever written."""
 import os

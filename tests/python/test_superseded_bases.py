@@ -1,6 +1,6 @@
 """A whole write over a superseded whole write (`m.mul_(b).add_(g)`) computes into the
 memory of the value below both when nothing else reads it (NOTE [Superseded bases] in
-csrc/schedule/realize.cpp). Values and aliasing stay as on the CPU: a value that can still
+csrc/schedule/reuse.cpp). Values and aliasing stay as on the CPU: a value that can still
 be read is never written."""
 import pytest
 import torch
