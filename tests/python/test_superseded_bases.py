@@ -2,6 +2,8 @@
 memory of the value below both when nothing else reads it (NOTE [Superseded bases] in
 csrc/schedule/reuse.cpp). Values and aliasing stay as on the CPU: a value that can still
 be read is never written."""
+import copy
+
 import pytest
 import torch
 
@@ -135,3 +137,37 @@ def test_loop_of_updates_matches_cpu():
             adam_like(pl, ml, vl, gl)
         for a, b in ((pl, p), (ml, m), (vl, v)):
             torch.testing.assert_close(a.cpu(), b, rtol=1e-5, atol=1e-6)
+
+
+# Per step of a two-layer MLP (four parameters), foreach or not, computed over the value
+# below a superseded write: both moments of each parameter (Adam, AdamW), each decayed
+# parameter (AdamW), each momentum buffer (SGD), and the two bias gradients (`zero_()`
+# then `+=`). Four stores take a dying product's memory instead (donated): the two weight
+# gradients and the ReLU's forward and backward over the hidden layer's products.
+@pytest.mark.parametrize("name,kwargs,superseded", [
+    ("Adam", {}, 10), ("AdamW", {}, 14), ("SGD", {"momentum": 0.9}, 6)])
+@pytest.mark.parametrize("foreach", [True, False])
+def test_optimizer_steps_update_in_place(name, kwargs, superseded, foreach):
+    torch.manual_seed(0)
+    cpu = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 8))
+    models = {"cpu": cpu, "loom": copy.deepcopy(cpu).to(D)}
+    x = torch.randn(16, 32)
+    inputs = {"cpu": x, "loom": x.to(D)}
+    opts = {k: getattr(torch.optim, name)(m.parameters(), lr=1e-2, foreach=foreach, **kwargs)
+            for k, m in models.items()}
+
+    def step(k):
+        opts[k].zero_grad()
+        models[k](inputs[k]).square().mean().backward()
+        opts[k].step()
+
+    for _ in range(3):
+        step("cpu")
+        step("loom")
+    _, metrics = counted(lambda: step("loom"))
+    step("cpu")
+    assert metrics["superseded_bases"] == superseded
+    assert metrics["donated_stores"] == 4
+    assert metrics["buffers_allocated"] == 0
+    for p, q in zip(models["loom"].parameters(), models["cpu"].parameters()):
+        torch.testing.assert_close(p.detach().cpu(), q.detach(), rtol=1e-5, atol=1e-6)
