@@ -244,8 +244,9 @@ static inline float loom_exp_core(float x, float* t_out) {
    Clamping x to [-104, 89] (where exp is 0 and inf; NaN passes) bounds n to [-150, 128].
    Two clamps (one vminps, one vmaxps each in clang's code) and two selects of constants
    replace halving n and fixing both ends on the result: 6 vector operations for 13, bit
-   for bit the same values (all 2^32 inputs compared). The chain (x * 2 + 1).exp()... on cached data: 2.92 -> 2.81 ms a
-   thread for 8M elements; 16M in Loom, caches flushed: 4.29 -> 4.20 ms. */
+   for bit the same values (all 2^32 inputs compared). The chain (x * 2 + 1).exp()... on
+   cached data: 2.92 -> 2.81 ms a thread for 8M elements; 16M in Loom, caches flushed:
+   4.29 -> 4.20 ms. */
 static inline float loom_expf(float x) {
   x = x > 89.0f ? 89.0f : x;
   x = x < -104.0f ? -104.0f : x;

@@ -206,8 +206,9 @@ std::shared_ptr<Memory> reused_memory(const Node* w, const std::vector<const Nod
     metrics().donated_stores++;
     return d;
   }
-  if (own) metrics().superseded_bases++;
-  return own ? old->realized : nullptr;
+  if (!own) return nullptr;
+  metrics().superseded_bases++;
+  return old->realized;
 }
 
 }  // namespace loom
