@@ -623,3 +623,43 @@ def test_reductions_that_do_not_split():
     loom.reset_metrics()
     torch.testing.assert_close(xl[:1024].sum().cpu(), x[:1024].sum(), rtol=1e-5, atol=0)
     assert loom.metrics()["kernels_run"] == 1
+
+
+@pytest.mark.parametrize("fn,kernels", [
+    (lambda t: t.sum(0).pow(2).sum(), 2),
+    (lambda t: (t.sum(1) * 2).amax(), 2),
+    (lambda t: torch.linalg.vector_norm(t.sum(0) + 1), 2),
+    (lambda t: t.sum(1).sum(0, keepdim=True), 2),
+    # statistics per row, read through a broadcast, still fuse into the row's reduction
+    (lambda t: (t - t.mean(1, keepdim=True)).pow(2).sum(1), 1),
+    (lambda t: t.sum(1, keepdim=True).expand(-1, 4).sum(1), 1),
+], ids=["sum_of_column_sums", "max_of_row_sums", "norm", "keepdim", "row_statistic",
+        "broadcast_row_sum"])
+def test_nested_reductions_store_the_inner_one_first(fn, kernels):
+    """NOTE [Nested reductions]: a temporary computed by a reduction per element, read by a
+    reduction with fewer outputs, is computed by a kernel of its own (across threads)
+    instead of inside the outer reduction's loop."""
+    x = make(torch.float32, (64, 48), seed=4)
+    xl = x.to(loom.device)
+    loom.sync()
+    loom.reset_metrics()
+    got = fn(xl)
+    loom.sync()
+    assert loom.metrics()["kernels_run"] == kernels
+    torch.testing.assert_close(got.cpu(), fn(x), rtol=1e-5, atol=1e-4)
+
+
+def test_nested_reduction_of_a_superseded_write():
+    """A gradient-like buffer whose `+=` of a column sum is superseded by `zero_()` before
+    its norm is realized (a training loop running ahead of its kernels): the norm and the
+    buffer match the CPU."""
+    x = make(torch.float32, (64, 48), seed=5)
+    res = []
+    for dev in ("cpu", loom.device):
+        g = torch.zeros(48, device=dev)
+        g += x.to(dev).sum(0)
+        n = g.norm()
+        g.zero_()
+        res.append((n.cpu(), g.cpu()))
+    torch.testing.assert_close(res[1][0], res[0][0])
+    assert torch.equal(res[1][1], res[0][1])
