@@ -110,3 +110,27 @@ def test_an_operands_index_fault_is_raised_at_the_product():
     with pytest.raises(IndexError):
         rows @ torch.randn(8, 4, device=D)
     assert torch.isfinite(emb).all().item()  # the device goes on
+
+
+def test_the_host_waits_rather_than_run_ahead_without_bound():
+    """NOTE [Bounded lookahead]: a loop that never reads a result records at most a few
+    hundred tasks ahead of the executor, and once that many blocks are cached it takes no
+    more. Unbounded, every block freed while tasks were pending was quarantined, and each
+    iteration took a fresh one (0.6 MB each, 300 MB in the second loop here)."""
+    g = torch.Generator().manual_seed(0)
+    w = (torch.randn(384, 384, generator=g) / 20).to(D)
+    x = torch.randn(384, 384, generator=g).to(D)
+    loom.sync()
+
+    def run(n):
+        nonlocal x
+        for _ in range(n):
+            x = torch.tanh(x @ w)  # a product and a kernel; the last x's block is freed
+
+    run(600)
+    loom.reset_metrics()
+    run(600)
+    allocated = loom.metrics()["bytes_allocated"]
+    loom.sync()
+    assert allocated < 8 << 20
+    assert bool(x.abs().max().cpu() <= 1)
