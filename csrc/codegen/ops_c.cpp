@@ -253,14 +253,16 @@ static inline float loom_exp_core(float x, float* t_out) {
    for that (2.29 -> 0.70 ns an element a thread with the flush-to-zero bit set instead).
    Where exp is 0 (x at or below -0x1.9fe36ap+6, the largest such float) the last scale
    is 0 instead, which multiplies without underflowing; subnormal results, rarer, still
-   take the assist. The same bits for all 2^32 inputs again. */
+   take the assist. The same bits for all 2^32 inputs again; two more vector operations
+   (x*2+1 -> exp -> ... on cached data 0.230 -> 0.244 ns an element a thread). */
 static inline float loom_expf(float x) {
-  float s = x < 0.0f ? 0x1p-64f : 2.0f;
+  int neg = x < 0.0f;
+  float s = neg ? 0x1p-64f : 2.0f;
   s = x < -0x1.9fe368p+6f ? 0.0f : s;
   x = x > 89.0f ? 89.0f : x;
   x = x < -104.0f ? -104.0f : x;
   float t, p = loom_exp_core(x, &t);
-  uint32_t bias = x < 0.0f ? (uint32_t)(127 + 64) << 23 : (uint32_t)(127 - 1) << 23;
+  uint32_t bias = neg ? (uint32_t)(127 + 64) << 23 : (uint32_t)(127 - 1) << 23;
   return p * loom_bitsf((loom_fbits(t) << 23) + bias) * s;
 }
 /* The same exp for x known to lie in [-87, 88] (inside erf and tanh): one scale and no
