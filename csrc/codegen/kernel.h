@@ -25,10 +25,11 @@ struct LNode {
   Arg arg;              // the Node's argument (Const scalar, Reduce kind, Rand seed)
   int param = -1;       // Load, Gather: which buffer
   int check = -1;       // Check: local check number
-  int slot = -1;        // batched kernels: Const value / Load offset read from argument slot
+  int slot = -1;        // Const value / Load offset read from argument slot (batched
+                        // kernels); Rand: its seed, and its offset in the next slot
   Affine index;         // Load: element index; Iota: the coordinate; Rand: linear index
   std::vector<int> vars;  // Reduce/Scan: the loop variables it runs over
-  const Node* origin = nullptr;  // Const: the node lowered (for a kernel plan's slots)
+  const Node* origin = nullptr;  // Const, Rand: the node lowered (a kernel plan's slots)
 };
 
 // A further output of a store kernel (NOTE [Cohorts], schedule/fuse.cpp): a value over the

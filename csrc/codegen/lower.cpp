@@ -154,6 +154,7 @@ struct Lowerer {
         break;
       case Op::RandUniform:
       case Op::RandNormal: {
+        ln.origin = n.get();
         Shape st = contiguous_strides(n->shape);
         for (size_t d = 0; d < env.size(); ++d) add_scaled(ln.index, env[d], st[d]);
         break;

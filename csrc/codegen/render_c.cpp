@@ -115,9 +115,11 @@ std::string Renderer::emit(int id, int depth) {
     case Op::RandUniform:
     case Op::RandNormal: {
       const RandArg& r = std::get<RandArg>(n.arg);
-      std::string i = "(uint64_t)(" + std::to_string(r.offset) + "ULL + (uint64_t)(" +
-                      index_str(k, n.index) + "))";
-      std::string seed = std::to_string(r.seed) + "ULL";
+      // Read from argument slots before the loops (NOTE [Random arguments], launch.cpp).
+      const std::string s = std::to_string(n.slot);
+      std::string i = "(uint64_t)(" + (n.slot >= 0 ? "rand_off" + s : std::to_string(r.offset) + "ULL") +
+                      " + (uint64_t)(" + index_str(k, n.index) + "))";
+      std::string seed = n.slot >= 0 ? "rand_seed" + s : std::to_string(r.seed) + "ULL";
       if (n.op == Op::RandNormal)
         e = "(" + T + ")loom_normal(" + seed + ", " + i + ")";
       else if (n.dtype == DType::Float64)
@@ -546,6 +548,15 @@ std::string Renderer::render(bool entry) {
     scopes.emplace_back();
     for (size_t i = 0; i < k.nodes.size(); ++i)
       if (k.nodes[i].op == Op::Const && k.nodes[i].slot >= 0) emit(int(i), 1);
+    std::vector<int> rand_slots;  // one Rand LNode per node, but two may share a slot pair
+    for (const LNode& n : k.nodes)
+      if ((n.op == Op::RandUniform || n.op == Op::RandNormal) && n.slot >= 0 &&
+          std::find(rand_slots.begin(), rand_slots.end(), n.slot) == rand_slots.end()) {
+        rand_slots.push_back(n.slot);
+        const std::string s = std::to_string(n.slot);
+        line(1, "const uint64_t rand_seed" + s + " = (uint64_t)a[" + s + "], rand_off" + s +
+                    " = (uint64_t)a[" + std::to_string(n.slot + 1) + "];");
+      }
   }
   if (k.out_dyn >= 0 && !k.checks.empty() && !k.check_in_reduce) {
     // Every index is checked before anything is written: a fault leaves p0 untouched.

@@ -26,9 +26,19 @@ namespace {
 // argument slot (as in batched kernels) the source, and so the compiled kernel, is shared.
 // Float32/Float64 only: reduced floats render through their own rounding, and integers
 // take part in index arithmetic that the compiler should see as constants.
+//
+// NOTE [Random arguments]: so do a random node's seed and offset, which move on with every
+// draw: dropout compiled a kernel per call (16-21 ms each, and a file in the disk cache).
 void float_consts_as_arguments(LKernel& k) {
   if (k.batched) return;
   for (LNode& n : k.nodes) {
+    if ((n.op == Op::RandUniform || n.op == Op::RandNormal) && n.slot < 0) {
+      const RandArg& r = std::get<RandArg>(n.arg);
+      n.slot = int(k.slot_values.size());
+      k.slot_values.push_back(int64_t(r.seed));
+      k.slot_values.push_back(int64_t(r.offset));
+      continue;
+    }
     if (n.op != Op::Const || n.slot >= 0 || (n.dtype != DType::Float32 && n.dtype != DType::Float64))
       continue;
     const double d = std::get<Scalar>(n.arg).to_double();
@@ -133,10 +143,12 @@ bool bind_plan(KernelPlan& p, const LKernel& k, const PlanBinding& b) {
     p.param_mem[i] = int(it - b.mems.begin());
   }
   for (const LNode& n : k.nodes) {
-    if (n.op != Op::Const || n.slot < 0) continue;
+    const bool rand = n.op == Op::RandUniform || n.op == Op::RandNormal;
+    if ((n.op != Op::Const && !rand) || n.slot < 0) continue;
     auto it = std::find(b.const_nodes.begin(), b.const_nodes.end(), n.origin);
     if (it == b.const_nodes.end()) return false;
     p.slot_const[size_t(n.slot)] = int(it - b.const_nodes.begin());
+    if (rand) p.slot_const[size_t(n.slot) + 1] = int(it - b.const_nodes.begin()) + 1;
   }
   return true;
 }

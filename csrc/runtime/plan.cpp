@@ -77,7 +77,7 @@ class KeyWriter {
         std::memcpy(&bits, &d, sizeof bits);
         int64_t same = int64_t(b_.consts.size());
         for (size_t i = 0; i < b_.consts.size(); ++i)
-          if (b_.consts[i] == bits) {
+          if (b_.consts[i] == bits && b_.const_nodes[i]->op == Op::Const) {
             same = int64_t(i);
             break;
           }
@@ -105,8 +105,11 @@ class KeyWriter {
       word(int64_t(r->axes.size()));
       w_.insert(w_.end(), r->axes.begin(), r->axes.end());
     } else if (const auto* r = std::get_if<RandArg>(&n->arg)) {
-      word(int64_t(r->seed));
-      word(int64_t(r->offset));
+      // NOTE [Random arguments] (launch.cpp): bound as two argument slots.
+      b_.consts.push_back(int64_t(r->seed));
+      b_.const_nodes.push_back(n);
+      b_.consts.push_back(int64_t(r->offset));
+      b_.const_nodes.push_back(n);
     } else if (const auto* c = std::get_if<CheckArg>(&n->arg)) {
       word(c->size);
       word(c->wrap | c->nonzero << 1);

@@ -288,6 +288,22 @@ def test_seeding(fn):
     assert not torch.equal(a, b) and not torch.equal(a, c)
 
 
+@pytest.mark.parametrize("fn", [lambda x: torch.nn.functional.dropout(x, 0.25, True),
+                                lambda x: x + torch.randn_like(x),
+                                lambda x: x * torch.rand_like(x, dtype=torch.float64)])
+def test_draws_reuse_their_kernel(fn):
+    """NOTE [Random arguments]: a draw's seed and offset are kernel arguments, so a second
+    draw (a dropout every step) runs the kernel of the first, with other values."""
+    x = torch.ones(64, 48, device=D)
+    loom.sync()
+    a = fn(x).cpu()
+    loom.reset_metrics()
+    b = fn(x).cpu()
+    m = loom.metrics()
+    assert (m["kernels_compiled"], m["plan_hits"]) == (0, m["kernels_run"])
+    assert not torch.equal(a, b)
+
+
 def test_explicit_generator():
     g = torch.Generator().manual_seed(7)
     a = torch.rand(100, device=D, generator=g).cpu()
