@@ -117,8 +117,8 @@ std::string Renderer::emit(int id, int depth) {
       const RandArg& r = std::get<RandArg>(n.arg);
       // Read from argument slots before the loops (NOTE [Random arguments], launch.cpp).
       const std::string s = std::to_string(n.slot);
-      std::string i = "(uint64_t)(" + (n.slot >= 0 ? "rand_off" + s : std::to_string(r.offset) + "ULL") +
-                      " + (uint64_t)(" + index_str(k, n.index) + "))";
+      const std::string off = n.slot >= 0 ? "rand_off" + s : std::to_string(r.offset) + "ULL";
+      std::string i = "(uint64_t)(" + off + " + (uint64_t)(" + index_str(k, n.index) + "))";
       std::string seed = n.slot >= 0 ? "rand_seed" + s : std::to_string(r.seed) + "ULL";
       if (n.op == Op::RandNormal)
         e = "(" + T + ")loom_normal(" + seed + ", " + i + ")";
