@@ -12,6 +12,7 @@
 
 #include "aten/op_util.h"
 #include "core/extern.h"
+#include "runtime/thread_pool.h"
 
 namespace loom::aten {
 
@@ -28,31 +29,58 @@ bool is_nan(T v) {
 }
 
 // Sorts rows of length n, laid out (outer, n, inner) contiguously; keeps the first k.
+// Rows run across the pool's threads (the executor's and a waiting host's), each as
+// (value, index) pairs ordered by value and then index, which is the stable order: 1024
+// rows of 1024 floats took 55.6 ms as one thread's stable sort of indices reading their
+// keys through the row (eager: 42.7).
+template <typename T>
+struct SortRows {
+  const T* in;
+  T* values;
+  int64_t* indices;
+  int64_t n, inner, k;
+  bool descending;
+};
+
+template <typename T>
+void sort_row_range(char** bufs, int64_t start, int64_t end) {
+  const SortRows<T>& job = *reinterpret_cast<const SortRows<T>*>(bufs[0]);
+  const int64_t n = job.n, inner = job.inner, k = job.k;
+  const bool descending = job.descending;
+  auto less = [descending](T x, T y) {
+    if (descending) return (is_nan(x) && !is_nan(y)) || x > y;
+    return (!is_nan(x) && is_nan(y)) || x < y;
+  };
+  auto before = [&](const std::pair<T, int64_t>& a, const std::pair<T, int64_t>& b) {
+    return less(a.first, b.first) || (!less(b.first, a.first) && a.second < b.second);
+  };
+  std::vector<std::pair<T, int64_t>> row(static_cast<size_t>(n));
+  for (int64_t r = start; r < end; ++r) {
+    const int64_t o = r / inner, i = r % inner;
+    const T* in = job.in + o * n * inner + i;
+    for (int64_t j = 0; j < n; ++j) row[size_t(j)] = {in[j * inner], j};
+    if (k < n)
+      std::partial_sort(row.begin(), row.begin() + k, row.end(), before);
+    else
+      std::sort(row.begin(), row.end(), before);
+    for (int64_t j = 0; j < k; ++j) {
+      job.values[o * k * inner + j * inner + i] = row[size_t(j)].first;
+      job.indices[o * k * inner + j * inner + i] = row[size_t(j)].second;
+    }
+  }
+}
+
 template <typename T>
 void sort_rows(const T* in, T* values, int64_t* indices, int64_t outer, int64_t n, int64_t inner,
                int64_t k, bool descending) {
-  std::vector<int64_t> order(static_cast<size_t>(n));
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t i = 0; i < inner; ++i) {
-      const T* row = in + o * n * inner + i;
-      auto key = [&](int64_t j) { return row[j * inner]; };
-      std::iota(order.begin(), order.end(), 0);
-      auto less = [&](int64_t a, int64_t b) {
-        T x = key(a), y = key(b);
-        if (descending) return (is_nan(x) && !is_nan(y)) || x > y;
-        return (!is_nan(x) && is_nan(y)) || x < y;
-      };
-      if (k < n)
-        std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int64_t a, int64_t b) {
-          return less(a, b) || (!less(b, a) && a < b);
-        });
-      else
-        std::stable_sort(order.begin(), order.end(), less);
-      for (int64_t j = 0; j < k; ++j) {
-        values[o * k * inner + j * inner + i] = key(order[size_t(j)]);
-        indices[o * k * inner + j * inner + i] = order[size_t(j)];
-      }
-    }
+  SortRows<T> job{in, values, indices, n, inner, k, descending};
+  char* bufs[1] = {reinterpret_cast<char*>(&job)};
+  // A row costs about n log n comparisons; a task of under ~64K of them stays on one thread.
+  int64_t log_n = 1;
+  while ((int64_t(1) << log_n) < n) ++log_n;
+  const int64_t per_row = std::max<int64_t>(1, n * log_n);
+  const int64_t grain = std::max<int64_t>(1, (int64_t(1) << 16) / per_row);
+  run_parallel(sort_row_range<T>, bufs, outer * inner, grain);
 }
 
 // Moves the k-th smallest of a[0..n) (by `gt`, NaN largest) to a[k], by the classic

@@ -45,6 +45,22 @@ def test_stable_sort(dtype, dim, descending):
         assert loom.metrics()["fallbacks"] == {}
 
 
+@pytest.mark.parametrize("dim", [0, 1])
+@pytest.mark.parametrize("descending", [False, True])
+def test_stable_sort_of_many_rows(dim, descending):
+    """Rows sort across threads (ops_sort.cpp): many short rows with ties and NaNs, along
+    the inner dim and along the outer one, keep the CPU's stable order."""
+    g = torch.Generator().manual_seed(1)
+    x = torch.randint(0, 6, (700, 300), generator=g).float()
+    x[torch.rand(x.shape, generator=g) < 0.05] = float("nan")
+    want = torch.sort(x, dim=dim, descending=descending, stable=True)
+    got = torch.sort(x.to(D), dim=dim, descending=descending, stable=True)
+    same(want.values, got.values)
+    same(want.indices, got.indices)
+    top = torch.topk(x.to(D), 7, dim=dim, largest=descending)
+    same(torch.topk(x, 7, dim=dim, largest=descending).values, top.values)
+
+
 def test_argsort_msort_and_out():
     x = sample(torch.float32)
     same(torch.argsort(x, stable=True, dim=1), torch.argsort(x.to(D), stable=True, dim=1))
