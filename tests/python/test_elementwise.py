@@ -494,3 +494,25 @@ def test_python_shift_operators(dtype):
     x >>= torch.tensor(1, dtype=dtype, device=loom.device)
     assert torch.equal(x.cpu(), (a << 1) >> 1)
     assert loom.metrics()["fallbacks"] == {}
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("e", [0, 1, 2, 3, -2, 0.5, -0.5, -1, 2.0, 3.0])
+def test_pow_scalar_shortcuts_are_the_cpus(dtype, e):
+    """The CPU computes x ** 2, 3, -2, 0.5, -0.5 and -1 as products, sqrt and reciprocals
+    (float16: pow throughout); Loom's bits are the CPU's, signed zeros and infinities
+    included ((-0.0) ** -0.5 is rsqrt's -inf). bfloat16's rsqrt rounds its square root
+    first on the CPU, once on Loom: within one bfloat16 step there."""
+    g = torch.Generator().manual_seed(3)
+    x = (torch.randn(2000, generator=g, dtype=torch.float64) * 4).to(dtype)
+    x[:6] = torch.tensor([0.0, -0.0, float("inf"), float("-inf"), float("nan"), 1e-30]).to(dtype)
+    want = x ** e
+    got = (x.to(loom.device) ** e).cpu()
+    assert got.dtype == want.dtype
+    assert torch.equal(got.isnan(), want.isnan())
+    keep = ~want.isnan()
+    if dtype == torch.bfloat16 and e == -0.5:
+        torch.testing.assert_close(got[keep], want[keep])
+    else:
+        assert torch.equal(got[keep], want[keep])
+    assert torch.equal(got[keep].signbit(), want[keep].signbit())
