@@ -38,6 +38,53 @@ bool element_nonzero(const char* p, c10::ScalarType t) {
   return bits != 0;
 }
 
+// Appends the coordinates (row-major, `sizes.size()` each) of the elements of a
+// contiguous array of the unsigned type U whose bits under `mask` are not all zero (the
+// sign bit left out for floats), row by row of the last dim: no division per element.
+template <typename U>
+void scan_nonzero(const char* base, c10::IntArrayRef sizes, U mask,
+                  std::vector<int64_t>& coords) {
+  const U* p = reinterpret_cast<const U*>(base);
+  const size_t dim = sizes.size();
+  const int64_t row = dim ? sizes[dim - 1] : 1;
+  int64_t rows = 1;
+  for (size_t d = 0; d + 1 < dim; ++d) rows *= sizes[d];
+  std::vector<int64_t> at(dim ? dim - 1 : 0, 0);
+  for (int64_t r = 0; r < rows; ++r, p += row) {
+    for (int64_t j = 0; j < row; ++j)
+      if ((p[j] & mask) != 0) {
+        coords.insert(coords.end(), at.begin(), at.end());
+        if (dim) coords.push_back(j);
+      }
+    for (size_t d = at.size(); d-- > 0;) {
+      if (++at[d] < sizes[d]) break;
+      at[d] = 0;
+    }
+  }
+}
+
+// The coordinates of a contiguous real tensor's nonzero elements, read in one typed pass
+// (a comparison's mask is the common input): 1M floats' `(x > 1).nonzero()` took 13.5 ms
+// element by element through strides and a dtype switch (eager 4.3). False for complex.
+bool contiguous_nonzero(const char* base, const Tensor& t, std::vector<int64_t>& coords) {
+  const c10::ScalarType st = t.scalar_type();
+  if (at::isComplexType(st) || !t.is_contiguous()) return false;
+  const bool flt = at::isFloatingType(st);
+  switch (t.element_size()) {
+    case 1: scan_nonzero<uint8_t>(base, t.sizes(), 0xff, coords); return true;
+    case 2:
+      scan_nonzero<uint16_t>(base, t.sizes(), flt ? 0x7fff : 0xffff, coords);
+      return true;
+    case 4:
+      scan_nonzero<uint32_t>(base, t.sizes(), flt ? 0x7fffffffu : ~0u, coords);
+      return true;
+    case 8:
+      scan_nonzero<uint64_t>(base, t.sizes(), flt ? ~(uint64_t(1) << 63) : ~uint64_t(0), coords);
+      return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 // Lists the coordinates of self's nonzero elements, row-major, as an (n, dim) Int64 Loom
@@ -57,8 +104,11 @@ Tensor nonzero_fn(const Tensor& self) {
       known = known_values(read_tensor(self), self.numel());
     const char* base =
         known ? nullptr : storage_bytes(self) + self.storage_offset() * self.element_size();
+    const bool scanned = !known && contiguous_nonzero(base, self, coords);
+    if (scanned)  // a 0-dim tensor has no coordinates: one row of none, or no row
+      n = dim ? int64_t(coords.size()) / dim : int64_t(element_nonzero(base, self.scalar_type()));
     std::vector<int64_t> at(size_t(dim), 0);
-    for (int64_t i = 0; i < self.numel(); ++i) {
+    for (int64_t i = 0; i < (scanned ? 0 : self.numel()); ++i) {
       int64_t off = 0;
       for (int64_t d = 0; d < dim; ++d) off += at[d] * self.stride(d);
       if (known ? (*known)[size_t(i)] != 0

@@ -192,6 +192,26 @@ def test_write_layouts(name, layout):
     check_same(WRITES[name], torch.float32, layout)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16,
+                                   torch.int64, torch.int32, torch.int16, torch.int8,
+                                   torch.uint8, torch.bool])
+@pytest.mark.parametrize("shape", [(), (7,), (5, 9), (3, 4, 6), (0, 4), (4, 1, 3)])
+def test_nonzero_of_contiguous_tensors(dtype, shape):
+    """A contiguous real tensor is scanned row by row in one typed pass (ops_index.cpp):
+    -0.0 is zero and NaN is not, as on the CPU; every rank, empty ones included."""
+    g = torch.Generator().manual_seed(2)
+    x = torch.randint(-2, 3, shape, generator=g).to(dtype)
+    if dtype.is_floating_point and x.numel() >= 3:
+        x.view(-1)[:3] = torch.tensor([-0.0, float("nan"), float("-inf")]).to(dtype)
+    got = torch.nonzero(x.to(loom.device))
+    want = torch.nonzero(x)
+    assert got.shape == want.shape and got.stride() == want.stride()
+    assert torch.equal(got.cpu(), want)
+    xl = x.to(loom.device)
+    torch.testing.assert_close(xl.masked_select(xl != 0).cpu(), x.masked_select(x != 0),
+                               rtol=0, atol=0, equal_nan=True)
+
+
 @pytest.mark.parametrize("dtype", DTYPES + [torch.bool, torch.uint8, torch.int8, torch.int16])
 def test_dtypes(dtype):
     check_same(READS["index_pair"], dtype)
