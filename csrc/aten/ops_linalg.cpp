@@ -42,8 +42,11 @@ bool blas_view(const View& v) {
 // A batched product of (B..., m, k) and (B..., k, n) values (a batch dim of size 1 in one
 // operand broadcasts) into a contiguous (B..., m, n) storage; with a margin, each row of
 // n results lies between `margin` zeros on either side (rows of n + 2 * margin).
+// `t` is the operands' dtype; the result is float32 for bfloat16 ones (NOTE [bfloat16
+// products] in runtime/blas.cpp), else t.
 NodeRef gemm_call(const NodeRef& a, const NodeRef& b, const Shape& batch, DType t,
                   int64_t margin = 0) {
+  const DType out_t = t == DType::BFloat16 ? DType::Float32 : t;
   const size_t r = batch.size();
   const int64_t m = a->shape[r], k = a->shape[r + 1], n = b->shape[r + 1];
   const int64_t count = numel(batch);
@@ -54,20 +57,20 @@ NodeRef gemm_call(const NodeRef& a, const NodeRef& b, const Shape& batch, DType 
   call->name = "gemm " + std::to_string(count) + "x" + std::to_string(m) + "x" +
                std::to_string(k) + "x" + std::to_string(n);
   const int64_t row = n + 2 * margin;
-  call->out_nbytes = {std::max<int64_t>(count * m * row, 1) * itemsize(t)};
+  call->out_nbytes = {std::max<int64_t>(count * m * row, 1) * itemsize(out_t)};
   call->accepts = [](size_t, const View& v) { return blas_view(v); };
   call->fn = [=](const std::vector<ExternInput>& in, const std::vector<std::shared_ptr<Memory>>& out) {
     const View &va = in[0].view, &vb = in[1].view;
     MatrixLayout la = *matrix_layout(m, k, va.strides[r], va.strides[r + 1]);
     MatrixLayout lb = *matrix_layout(k, n, vb.strides[r], vb.strides[r + 1]);
-    const int64_t size = itemsize(t);
+    const int64_t size = itemsize(t), out_size = itemsize(out_t);
     auto* pa = static_cast<const char*>(in[0].mem->data) + va.offset * size;
     auto* pb = static_cast<const char*>(in[1].mem->data) + vb.offset * size;
     auto* pc = static_cast<char*>(out[0]->data);
     if (margin > 0)
       for (int64_t i = 0; i < count * m; ++i) {
-        std::memset(pc + i * row * size, 0, size_t(margin * size));
-        std::memset(pc + (i * row + margin + n) * size, 0, size_t(margin * size));
+        std::memset(pc + i * row * out_size, 0, size_t(margin * out_size));
+        std::memset(pc + (i * row + margin + n) * out_size, 0, size_t(margin * out_size));
       }
     std::vector<int64_t> at(r, 0);
     std::vector<GemmJob> jobs;
@@ -77,7 +80,7 @@ NodeRef gemm_call(const NodeRef& a, const NodeRef& b, const Shape& batch, DType 
         if (a_batch[j] != 1) oa += at[j] * va.strides[j];
         if (b_batch[j] != 1) ob += at[j] * vb.strides[j];
       }
-      jobs.push_back({pa + oa * size, pb + ob * size, pc + (i * m * row + margin) * size});
+      jobs.push_back({pa + oa * size, pb + ob * size, pc + (i * m * row + margin) * out_size});
       for (size_t j = r; j-- > 0;) {
         if (++at[j] < batch[j]) break;
         at[j] = 0;
@@ -102,7 +105,13 @@ NodeRef product(const NodeRef& a, const NodeRef& b, DType t) {
   // NOTE [Reduced-float products]: float16 and bfloat16 products run as float32 sgemm on
   // their operands widened (exactly) and round once at the end, as the generated sum of
   // products below accumulated them in float too: a bfloat16 512^3 product took 4.7 ms
-  // generated (eager 0.33, oneDNN's bfloat16 gemm).
+  // generated (eager 0.33, oneDNN's bfloat16 gemm). Where oneDNN has a native bfloat16
+  // matmul, bfloat16 operands go to it as they are (NOTE [bfloat16 products]).
+  if (t == DType::BFloat16 && native_bf16_gemm() && k > 0 && numel(out) > 0) {
+    NodeRef flat = gemm_call(cast(a, t), cast(b, t), batch, t);
+    issue_library_call(flat);
+    return cast(make_node(Op::Load, DType::Float32, out, {flat}, View::contiguous(out)), t);
+  }
   const DType wide = is_reduced_float(t) ? DType::Float32 : t;
   if (blas_dtype(wide) && k > 0 && numel(out) > 0) {
     NodeRef flat = gemm_call(cast(a, wide), cast(b, wide), batch, wide);

@@ -16,6 +16,11 @@ void gemm(DType t, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, 
           int64_t ldc);
 
 // One product of a batch: its operands and result (layouts are the batch's).
+// Whether bfloat16 products run on oneDNN's native bfloat16 matmul (NOTE [bfloat16
+// products] in blas.cpp): gemm and gemm_batch then take bfloat16 operands with a float32
+// result (alpha 1, beta 0).
+bool native_bf16_gemm();
+
 struct GemmJob {
   const void* a;
   const void* b;

@@ -165,3 +165,29 @@ DOT_ERRORS = [
 def test_dot_errors_in_the_cpu_order(i):
     from cpu_errors import raises_like_cpu
     raises_like_cpu(lambda: DOT_ERRORS[i]("cpu"), lambda: DOT_ERRORS[i](loom.device))
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("layout", ["plain", "a_t", "b_t", "batched"])
+def test_reduced_float_products_are_library_calls(dtype, layout):
+    """NOTE [Reduced-float products]: bfloat16 and float16 products run as one library call
+    (oneDNN's bfloat16 matmul where it is native, else float32 sgemm on widened operands),
+    rounded once; values as the CPU's (float16, which the CPU 1.13 does not multiply, as
+    float32 rounded)."""
+    g = torch.Generator().manual_seed(4)
+    a, b = torch.randn(3, 64, 96, generator=g), torch.randn(3, 96, 80, generator=g)
+    if layout == "a_t":
+        a = a.transpose(1, 2).contiguous().transpose(1, 2)
+    if layout == "b_t":
+        b = b.transpose(1, 2).contiguous().transpose(1, 2)
+    if layout != "batched":
+        a, b = a[0], b[0]
+    a, b = a.to(dtype), b.to(dtype)
+    al, bl = a.to(loom.device), b.to(loom.device)
+    loom.sync()
+    loom.reset_metrics()
+    got = (al @ bl).cpu()
+    assert loom.metrics()["extern_calls"] == 1
+    want = (a @ b) if dtype == torch.bfloat16 else (a.float() @ b.float()).to(dtype)
+    assert got.dtype == want.dtype
+    torch.testing.assert_close(got, want)
