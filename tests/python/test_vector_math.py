@@ -1,4 +1,4 @@
-"""Loom's own float32 exp/log/tanh/erf (vectorized, codegen/ops_c.cpp) and its multi-lane
+"""Loom's own float32 exp/log/tanh/erf (vectorized, codegen/math_c.cpp) and its multi-lane
 reductions against float64 references and CPU torch: ulps, NaN/Inf, signed zeros."""
 import math
 import os
@@ -26,7 +26,7 @@ def _specials():
          3.92, 4.0,
          9.0, 9.1, 88.72283, 88.72284, 88.7, 89.0, -87.33654, -87.34, -103.97207, -103.9721,
          -104.0, -150.0, 1e30, -1e30,
-         # exp's last input to give 0 and the next (NOTE [Underflow assists], ops_c.cpp)
+         # exp's last input to give 0 and the next (NOTE [Underflow assists], math_c.cpp)
          float.fromhex("-0x1.9fe36ap+6"), float.fromhex("-0x1.9fe368p+6")]
     return torch.tensor(v, dtype=torch.float32)
 
