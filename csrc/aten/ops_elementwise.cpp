@@ -379,7 +379,7 @@ Tensor pow_scalar_base(const c10::Scalar& a, const Tensor& b) { return pow_fn(wr
 // CPU's shortcuts for the exponents 0, 1, 2, 3, -2, 0.5, -0.5 and -1: products, sqrt and
 // reciprocals, as its kernels compute them (`x ** 3` with the CPU's two roundings, not
 // pow's one; `(-0.0) ** -0.5` is rsqrt's -inf), and vectorized where libm's powf kept the
-// kernel scalar (`x ** 3` over 1M floats 5.2 -> 0.24 ms, eager 0.56). The CPU's float16
+// kernel scalar (`x ** 3` over 1M floats 5.2 -> 0.16 ms, eager 0.56). The CPU's float16
 // kernel calls pow for every exponent, and so does Loom's. For complex results the
 // shortcuts are also exact where exp(e * log(x)) is not.
 NodeRef pow_scalar_value(const Tensor& a, const c10::Scalar& e, const Shape& s, DType r) {
