@@ -63,7 +63,8 @@ void onednn_sgemm(int, int ta, int tb, int m, int n, int k, float alpha, const f
 // once, as the CPU's own bfloat16 products are. One thread's 512x1024 by 1024x1024 (B
 // transposed, random data) took 1.27 ms on AMX in a harness; the float32 sgemm of the
 // widened operands (NOTE [Reduced-float products]) 3 ms. In Loom, `F.linear(x, x)` over
-// 1024x1024 bfloat16 6.5 -> 2.7 ms (eager 2.0-2.4), a 512^3 product 0.94 -> 0.42 (0.32).
+// 1024x1024 bfloat16 6.5 -> 1.4-1.5 ms (eager 2.1-2.2), a 512^3 product 0.94 -> 0.23-0.25
+// (0.27-0.36).
 // Primitives are made per shape, strides and thread count (a primitive fixes its thread
 // count when made: NOTE [oneDNN threads]), kept in a small cache. A product split across
 // the pool runs one single-threaded primitive per row block, as sgemm does: on OpenMP's
@@ -79,7 +80,8 @@ const dnnl::engine& bf16_engine() {
 // A primitive with its scratchpad's description: each execution brings its own scratchpad,
 // since two threads run one primitive at once (the row blocks of a product), and the
 // library's own scratchpad is the primitive's, shared: a 64x96 by 96x80 product came out
-// wrong in 40% of its elements under that race.
+// wrong in 40% of its elements under that race, and the two threads' writes to one buffer
+// held `F.linear(x, x)` over 1024x1024 at 2.3-2.5 ms of product where it takes 1.3 now.
 struct Bf16Plan {
   dnnl::matmul prim;
   dnnl::memory::desc scratch;
