@@ -84,7 +84,7 @@ const dnnl::engine& bf16_engine() {
 // held `F.linear(x, x)` over 1024x1024 at 2.3-2.5 ms of product where it takes 1.3 now.
 struct Bf16Plan {
   dnnl::matmul prim;
-  dnnl::memory::desc scratch;
+  dnnl::memory::desc a, b, c, scratch;  // the operands' strided layouts, the scratchpad
 };
 
 std::shared_ptr<Bf16Plan> bf16_primitive(const BfKey& key) {
@@ -102,7 +102,7 @@ std::shared_ptr<Bf16Plan> bf16_primitive(const BfKey& key) {
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), attr, bf16_engine());
-  auto plan = std::make_shared<Bf16Plan>(Bf16Plan{dnnl::matmul(pd), pd.scratchpad_desc()});
+  auto plan = std::make_shared<Bf16Plan>(Bf16Plan{dnnl::matmul(pd), a, b, c, pd.scratchpad_desc()});
   if (cache.size() >= 256) cache.clear();
   cache.emplace(key, plan);
   return plan;
@@ -113,16 +113,9 @@ void onednn_bf16_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const v
   auto plan = bf16_primitive({ta, tb, m, n, k, lda, ldb, ldc, threads});
   const dnnl::engine& engine = bf16_engine();
   thread_local dnnl::stream stream(engine);
-  using md = dnnl::memory::desc;
-  using dt = dnnl::memory::data_type;
-  // Descriptions of the spans the pointers cover (the primitive has the strides).
-  auto span = [](int64_t rows, int64_t cols, bool t, int64_t ld, dt type) {
-    return t ? md({rows, cols}, type, dnnl::memory::dims{1, ld})
-             : md({rows, cols}, type, dnnl::memory::dims{ld, 1});
-  };
-  dnnl::memory am(span(m, k, ta, lda, dt::bf16), engine, const_cast<void*>(a));
-  dnnl::memory bm(span(k, n, tb, ldb, dt::bf16), engine, const_cast<void*>(b));
-  dnnl::memory cm(span(m, n, false, ldc, dt::f32), engine, c);
+  dnnl::memory am(plan->a, engine, const_cast<void*>(a));
+  dnnl::memory bm(plan->b, engine, const_cast<void*>(b));
+  dnnl::memory cm(plan->c, engine, c);
   dnnl::memory scratch(plan->scratch, engine);
   plan->prim.execute(stream, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm},
                               {DNNL_ARG_SCRATCHPAD, scratch}});
@@ -250,11 +243,10 @@ bool native_bf16_gemm() {
       using md = dnnl::memory::desc;
       using dt = dnnl::memory::data_type;
       using tag = dnnl::memory::format_tag;
-      dnnl::engine engine(dnnl::engine::kind::cpu, 0);
       dnnl::matmul::primitive_desc pd(
           dnnl::matmul::desc(md({64, 64}, dt::bf16, tag::ab), md({64, 64}, dt::bf16, tag::ab),
                              md({64, 64}, dt::f32, tag::ab)),
-          engine);
+          bf16_engine());
       const std::string impl = pd.impl_info_str();
       return impl.find("amx") != std::string::npos || impl.find("bf16") != std::string::npos;
     } catch (const std::exception&) {
