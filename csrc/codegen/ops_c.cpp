@@ -370,9 +370,9 @@ std::string c_op(Op op, DType in, DType out, const std::vector<std::string>& a) 
     case Op::Log1p: e = vec_fn("log1p", in) + x(0); break;
     case Op::Sqrt: e = fn("sqrt", in) + x(0); break;
     case Op::Rsqrt: e = "(1 / " + fn("sqrt", in) + x(0) + ")"; break;
-    case Op::Sin: e = fn("sin", in) + x(0); break;
-    case Op::Cos: e = fn("cos", in) + x(0); break;
-    case Op::Tan: e = fn("tan", in) + x(0); break;
+    case Op::Sin: e = vec_fn("sin", in) + x(0); break;
+    case Op::Cos: e = vec_fn("cos", in) + x(0); break;
+    case Op::Tan: e = vec_fn("tan", in) + x(0); break;
     case Op::Asin: e = fn("asin", in) + x(0); break;
     case Op::Acos: e = fn("acos", in) + x(0); break;
     case Op::Atan: e = fn("atan", in) + x(0); break;

@@ -509,6 +509,8 @@ std::string Renderer::render(bool entry) {
   if (entry) stream_chunk = stream_block();
   if (entry) os << c_libc_decls() << c_prelude() << c_math_prelude();
   if (stream_chunk) os << c_stream_prelude();
+  if (entry && (uses_op(k, Op::Sin) || uses_op(k, Op::Cos) || uses_op(k, Op::Tan)))
+    os << c_trig_prelude();
   if (entry && uses_gamma(k)) os << c_gamma_prelude();
   if (entry && uses_special(k)) os << c_special_prelude();
   if (entry && uses_op(k, Op::Polynomial)) os << c_polynomial_prelude();

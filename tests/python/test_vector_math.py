@@ -1,4 +1,5 @@
-"""Loom's own float32 exp/log/tanh/erf (vectorized, codegen/math_c.cpp) and its multi-lane
+"""Loom's own float32 exp/log/tanh/erf and sin/cos/tan (vectorized, codegen/math_c.cpp and
+trig_c.cpp) and its multi-lane
 reductions against float64 references and CPU torch: ulps, NaN/Inf, signed zeros."""
 import math
 import os
@@ -35,8 +36,12 @@ def _values(n=1 << 20, seed=0):
     """Specials, every float pattern at random, and dense grids where the functions bend."""
     g = torch.Generator().manual_seed(seed)
     bits = torch.randint(-2 ** 31, 2 ** 31, (n,), generator=g, dtype=torch.int64).to(torch.int32)
+    # Floats nearest multiples of pi/2 (sin, cos and tan reduce by pi/2: NOTE [Trig
+    # reduction]), and around 2^28, where the reduction changes method.
+    quarter = (torch.arange(1, 100_001, dtype=torch.float64) * (math.pi / 2)).float()
     grids = [torch.linspace(-110, 100, 200_000), torch.linspace(-5, 5, 200_000),
-             torch.linspace(-1e-3, 1e-3, 20_001), torch.rand(100_000, generator=g) * 1e-36]
+             torch.linspace(-1e-3, 1e-3, 20_001), torch.rand(100_000, generator=g) * 1e-36,
+             quarter, -quarter, torch.linspace(2.0 ** 28 - 2000, 2.0 ** 28 + 4000, 3001)]
     return torch.cat([_specials(), bits.view(torch.float32)] + grids)
 
 
@@ -54,7 +59,7 @@ def _ulps(got, want):
 
 
 # op, the largest ulp distance from the float64 result (an exhaustive sweep over all 2^32
-# inputs during development found exp, log, tanh <= 1, erf and log1p <= 2).
+# inputs during development found exp, log, tanh, sin, cos, tan <= 1, erf and log1p <= 2).
 OPS = [
     ("exp", torch.exp, 1),
     ("log", torch.log, 1),
@@ -62,6 +67,9 @@ OPS = [
     ("erf", torch.erf, 2),
     ("sigmoid", torch.sigmoid, 2),
     ("log1p", torch.log1p, 2),
+    ("sin", torch.sin, 1),
+    ("cos", torch.cos, 1),
+    ("tan", torch.tan, 1),
 ]
 # Where the float64 result is the reference: sigmoid is 1 / (1 + exp(-x)) in float32, as
 # on the CPU, so below -88.7 it is 0 where float64 still has a subnormal.
