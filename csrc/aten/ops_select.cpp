@@ -1,5 +1,4 @@
-// Selection and search: median and nanmedian (values and indices picked from a stable
-// sort, which gives the CPU's indices: its comparators break ties by index),
+// Selection and search (median and nanmedian select with sort, in ops_sort.cpp):
 // cummax/cummin (two scans), searchsorted/bucketize and isin (counts and matches over
 // every boundary, one fused reduction), aminmax, histc, bincount (histogram has a file of
 // its own).
@@ -17,79 +16,6 @@ namespace loom::aten {
 namespace {
 
 using at::Tensor;
-
-void check_reduced_dim(const Tensor& self, int64_t dim, const char* fn) {
-  if (self.dim() == 0) return;
-  TORCH_CHECK_INDEX(self.size(dim) != 0, fn, ": Expected reduction dim ", dim,
-                    " to have non-zero size.");
-}
-
-void set_output(Tensor& out, const Tensor& value) {
-  at::native::resize_output(out, value.sizes());
-  out.copy_(value);
-}
-
-// The entries at position `pos` (a keepdim-shaped Int64 tensor, or one position for every
-// row when `pos` is undefined and `k` is given) of each row along `dim` sorted ascending
-// (NaN last, equal keys in index order), with their indices.
-void pick_sorted(const Tensor& self, int64_t dim, bool keepdim, const Tensor& pos, int64_t k,
-                 Tensor& values, Tensor& indices) {
-  Tensor in = self.dim() == 0 ? self.unsqueeze(0) : self;
-  auto [sv, si] = at::sort(in, /*stable=*/true, dim, /*descending=*/false);
-  Tensor v = pos.defined() ? sv.gather(dim, pos) : sv.narrow(dim, k, 1);
-  Tensor i = pos.defined() ? si.gather(dim, pos) : si.narrow(dim, k, 1);
-  if (!keepdim || self.dim() == 0) {
-    v = v.squeeze(dim);
-    i = i.squeeze(dim);
-  }
-  set_output(values, v);
-  set_output(indices, i);
-}
-
-// Where each row's median lies in its ascending sort: (n - 1) / 2, or for median the first
-// NaN (NaN sorts last, so at n - nans) when the row has one; nanmedian takes the middle of
-// the numbers, (n - nans - 1) / 2, truncated (0 when all are NaN).
-Tensor median_position(const Tensor& in, int64_t dim, bool ignore_nan) {
-  const int64_t n = in.size(dim);
-  Tensor nans = at::isnan(in).sum(dim, /*keepdim=*/true);
-  if (ignore_nan) return at::div(n - nans - 1, 2, "trunc");
-  return at::where(nans > 0, n - nans, at::full_like(nans, (n - 1) / 2));
-}
-
-std::tuple<Tensor&, Tensor&> median_dim_values(const Tensor& self, int64_t dim, bool keepdim,
-                                               Tensor& values, Tensor& indices, bool ignore_nan) {
-  const char* name = ignore_nan ? "nanmedian" : "median";
-  check_operands(name, {self, values, indices});
-  dim = c10::maybe_wrap_dim(dim, self.dim());
-  check_reduced_dim(self, dim, "median()");
-  at::checkScalarType("median", {indices, "indices", 1}, at::kLong);
-  at::checkSameType("median", {values, "values", 0}, {self, "self", 2});
-  check_kernel_dtype("median_out", self.scalar_type(), kFloat | kIntegral);
-  Tensor in = self.dim() == 0 ? self.unsqueeze(0) : self;
-  pick_sorted(self, dim, keepdim, median_position(in, dim, ignore_nan), 0, values, indices);
-  return {values, indices};
-}
-std::tuple<Tensor&, Tensor&> median_out(const Tensor& self, int64_t dim, bool keepdim,
-                                        Tensor& values, Tensor& indices) {
-  return median_dim_values(self, dim, keepdim, values, indices, false);
-}
-std::tuple<Tensor&, Tensor&> nanmedian_out(const Tensor& self, int64_t dim, bool keepdim,
-                                           Tensor& values, Tensor& indices) {
-  return median_dim_values(self, dim, keepdim, values, indices, true);
-}
-
-// The median of every element (NaN for none), with no index.
-Tensor median_all(const Tensor& self, bool ignore_nan) {
-  check_operands(ignore_nan ? "nanmedian" : "median", {self});
-  check_kernel_dtype("median_cpu", self.scalar_type(), kFloat | kIntegral);
-  if (self.numel() == 0)
-    return at::full({}, std::numeric_limits<float>::quiet_NaN()).to(self.options());
-  Tensor flat = self.reshape({-1});
-  Tensor sorted = std::get<0>(at::sort(flat, /*stable=*/true, 0, /*descending=*/false));
-  return sorted.gather(0, median_position(flat, 0, ignore_nan)).reshape({});
-}
-Tensor median_fn(const Tensor& self) { return median_all(self, false); }
-Tensor nanmedian_fn(const Tensor& self) { return median_all(self, true); }
 
 // --- cummax / cummin: the running extreme is one scan (NaN sticks); its index is where the
 // running value was last taken, a second scan (max) over the positions where x is NaN or
@@ -317,10 +243,6 @@ Tensor bincount_fn(const Tensor& self, const c10::optional<Tensor>& weights, int
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("bincount", bincount_fn);
-  m.impl("median", median_fn);
-  m.impl("median.dim_values", median_out);
-  m.impl("nanmedian", nanmedian_fn);
-  m.impl("nanmedian.dim_values", nanmedian_out);
   m.impl("_cummax_helper", cummax_helper);
   m.impl("_cummin_helper", cummin_helper);
   m.impl("searchsorted.Tensor", searchsorted_fn);

@@ -1,7 +1,8 @@
 // sort and topk (argsort, msort and the like go through them): an extern call that sorts
 // each row of a realized copy on the host, with PyTorch's order (NaN above everything,
-// stable for equal keys), producing values and Int64 indices. kthvalue and mode select on
-// the host the way the CPU does, so that among equal values they report the same index.
+// stable for equal keys), producing values and Int64 indices. kthvalue, median and mode
+// select on the host the way the CPU does, so that among equal values they report the same
+// index.
 #include <ATen/Dispatch.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/native/Resize.h>
@@ -10,7 +11,10 @@
 #include <algorithm>
 #include <numeric>
 
+#include <ATen/TensorUtils.h>
+
 #include "aten/op_util.h"
+#include "aten/pointwise.h"
 #include "core/extern.h"
 #include "runtime/thread_pool.h"
 
@@ -113,52 +117,130 @@ void quick_select(const T* a, int64_t n, int64_t k, Gt gt, Swap swap) {
   }
 }
 
-// The k-th smallest (0-based) of each row of length n laid out (outer, n, inner), and its
-// index: values and indices are (outer, inner).
-template <typename T>
-void select_rows(const T* in, T* values, int64_t* indices, int64_t outer, int64_t n,
-                 int64_t inner, int64_t k) {
-  std::vector<T> v(static_cast<size_t>(n));
-  std::vector<int64_t> at(static_cast<size_t>(n));
-  auto gt = [](T x, T y) { return (is_nan(x) && !is_nan(y)) || x > y; };
-  auto swap = [&](int64_t i, int64_t j) {
-    std::swap(v[size_t(i)], v[size_t(j)]);
-    std::swap(at[size_t(i)], at[size_t(j)]);
-  };
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t i = 0; i < inner; ++i) {
-      for (int64_t j = 0; j < n; ++j) v[size_t(j)] = in[(o * n + j) * inner + i];
-      std::iota(at.begin(), at.end(), 0);
-      quick_select(v.data(), n, k, gt, swap);
-      values[o * inner + i] = v[size_t(k)];
-      indices[o * inner + i] = at[size_t(k)];
-    }
+// One value and one index per row of length n laid out (outer, n, inner): pick(row, n,
+// stride, value, index) for each row, rows across the pool's threads as sort_rows runs them.
+// Each task works on its own copy of `pick` (its buffers). values and indices are (outer,
+// inner).
+template <typename T, class Pick>
+struct PickRows {
+  const T* in;
+  T* values;
+  int64_t* indices;
+  int64_t n, inner;
+  Pick pick;
+};
+
+template <typename T, class Pick>
+void pick_row_range(char** bufs, int64_t start, int64_t end) {
+  const auto& job = *reinterpret_cast<const PickRows<T, Pick>*>(bufs[0]);
+  Pick pick = job.pick;
+  for (int64_t r = start; r < end; ++r) {
+    const int64_t o = r / job.inner, i = r % job.inner;
+    pick(job.in + o * job.n * job.inner + i, job.n, job.inner, job.values + r, job.indices + r);
+  }
 }
 
-// The most frequent value of each row (outer, n, inner) and an index of it: the row's
-// (value, index) pairs are sorted by value with std::sort and the longest run's last pair
-// taken, the CPU's steps (its std::sort, from the same library headers, orders equal
-// values the same way, which decides the index reported).
-template <typename T>
-void mode_rows(const T* in, T* values, int64_t* indices, int64_t outer, int64_t n, int64_t inner) {
-  std::vector<std::pair<T, int64_t>> e(static_cast<size_t>(n));
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t i = 0; i < inner; ++i) {
-      for (int64_t j = 0; j < n; ++j) e[size_t(j)] = {in[(o * n + j) * inner + i], j};
-      std::sort(e.begin(), e.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-      T mode = T(0);
-      int64_t at = 0, run = 0, best = 0;
-      for (int64_t j = 0; j < n; ++j) {
-        ++run;
-        if (j == n - 1 || e[size_t(j)].first != e[size_t(j + 1)].first) {
-          if (run > best) mode = e[size_t(j)].first, at = e[size_t(j)].second, best = run;
-          run = 0;
-        }
-      }
-      values[o * inner + i] = mode;
-      indices[o * inner + i] = at;
-    }
+template <typename T, class Pick>
+void pick_rows(const T* in, T* values, int64_t* indices, int64_t outer, int64_t n,
+               int64_t inner, Pick pick) {
+  PickRows<T, Pick> job{in, values, indices, n, inner, std::move(pick)};
+  char* bufs[1] = {reinterpret_cast<char*>(&job)};
+  // A row costs some n log n steps (a sort) or a few n (a selection): tasks of ~64K.
+  run_parallel(pick_row_range<T, Pick>, bufs, outer * inner,
+               std::max<int64_t>(1, (int64_t(1) << 16) / std::max<int64_t>(n, 1)));
 }
+
+// The k-th smallest (0-based) of a row, and its index, by the CPU's quickselect steps.
+template <typename T>
+struct KthPick {
+  int64_t k;
+  std::vector<T> v;
+  std::vector<int64_t> at;
+  void operator()(const T* row, int64_t n, int64_t stride, T* value, int64_t* index) {
+    v.resize(size_t(n));
+    at.resize(size_t(n));
+    for (int64_t j = 0; j < n; ++j) v[size_t(j)] = row[j * stride];
+    std::iota(at.begin(), at.end(), 0);
+    auto gt = [](T x, T y) { return (is_nan(x) && !is_nan(y)) || x > y; };
+    quick_select(v.data(), n, k, gt, [&](int64_t i, int64_t j) {
+      std::swap(v[size_t(i)], v[size_t(j)]);
+      std::swap(at[size_t(i)], at[size_t(j)]);
+    });
+    *value = v[size_t(k)];
+    *index = at[size_t(k)];
+  }
+};
+
+// The median of a row and its index: the entry at the middle of its stable ascending order
+// (NaN last), or for median the first NaN when the row has one; nanmedian takes the middle of
+// the numbers, (n - nans - 1) / 2 (0 when all are NaN). The CPU's comparators break ties by
+// index, so that entry is one of a strict order: nth_element finds it without sorting the
+// row (1024 rows of 1024 floats: 26.0 ms sorted, eager 12.3).
+template <typename T>
+struct MedianPick {
+  bool ignore_nan, with_index;
+  std::vector<std::pair<T, int64_t>> e;
+  std::vector<T> v;
+  void operator()(const T* row, int64_t n, int64_t stride, T* value, int64_t* index) {
+    if (!with_index) return value_only(row, n, stride, value, index);
+    e.resize(size_t(n));
+    int64_t nans = 0;
+    for (int64_t j = 0; j < n; ++j) {
+      e[size_t(j)] = {row[j * stride], j};
+      nans += is_nan(row[j * stride]);
+    }
+    int64_t pos = ignore_nan ? std::max<int64_t>(n - nans - 1, 0) / 2
+                             : (nans > 0 ? n - nans : (n - 1) / 2);
+    std::nth_element(e.begin(), e.begin() + pos, e.end(), [](const auto& a, const auto& b) {
+      if (is_nan(a.first) || is_nan(b.first))
+        return is_nan(b.first) && (!is_nan(a.first) || a.second < b.second);
+      return a.first < b.first || (!(b.first < a.first) && a.second < b.second);
+    });
+    *value = e[size_t(pos)].first;
+    *index = e[size_t(pos)].second;
+  }
+  // The median of every element has no index: the numbers alone are selected (1M floats:
+  // 12.9 ms as pairs, eager 8.3).
+  void value_only(const T* row, int64_t n, int64_t stride, T* value, int64_t* index) {
+    v.clear();
+    v.reserve(size_t(n));
+    for (int64_t j = 0; j < n; ++j)
+      if (!is_nan(row[j * stride])) v.push_back(row[j * stride]);
+    *index = 0;
+    if (v.size() < size_t(n) && (!ignore_nan || v.empty())) {
+      *value = std::numeric_limits<T>::quiet_NaN();
+      return;
+    }
+    auto mid = v.begin() + (int64_t(v.size()) - 1) / 2;
+    std::nth_element(v.begin(), mid, v.end());
+    *value = *mid;
+  }
+};
+
+// The most frequent value of a row and an index of it: the row's (value, index) pairs are
+// sorted by value with std::sort and the longest run's last pair taken, the CPU's steps
+// (its std::sort, from the same library headers, orders equal values the same way, which
+// decides the index reported).
+template <typename T>
+struct ModePick {
+  std::vector<std::pair<T, int64_t>> e;
+  void operator()(const T* row, int64_t n, int64_t stride, T* value, int64_t* index) {
+    e.resize(size_t(n));
+    for (int64_t j = 0; j < n; ++j) e[size_t(j)] = {row[j * stride], j};
+    std::sort(e.begin(), e.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    T mode = T(0);
+    int64_t at = 0, run = 0, best = 0;
+    for (int64_t j = 0; j < n; ++j) {
+      ++run;
+      if (j == n - 1 || e[size_t(j)].first != e[size_t(j + 1)].first) {
+        if (run > best) mode = e[size_t(j)].first, at = e[size_t(j)].second, best = run;
+        run = 0;
+      }
+    }
+    *value = mode;
+    *index = at;
+  }
+};
 
 // Values and indices of the first k entries of each row along `dim`, sorted, as two
 // contiguous flat values of `shape` with dim resized to k.
@@ -300,12 +382,71 @@ std::tuple<Tensor&, Tensor&> kthvalue_values(const Tensor& self, int64_t k, int6
   store_row_picks("kthvalue", self, dim, values, indices,
                   [st, k](const char* src, void* v, int64_t* i, int64_t outer, int64_t n, int64_t inner) {
                     AT_DISPATCH_ALL_TYPES_AND(at::kBFloat16, st, "loom_kthvalue", [&] {
-                      select_rows(reinterpret_cast<const scalar_t*>(src), static_cast<scalar_t*>(v),
-                                  i, outer, n, inner, k - 1);
+                      pick_rows(reinterpret_cast<const scalar_t*>(src), static_cast<scalar_t*>(v),
+                                i, outer, n, inner, KthPick<scalar_t>{k - 1, {}, {}});
                     });
                   });
   return {values, indices};
 }
+
+// --- median and nanmedian ---
+
+void store_medians(const char* name, const Tensor& self, int64_t dim, const Tensor& values,
+                   const Tensor& indices, bool ignore_nan, bool with_index) {
+  const c10::ScalarType st = self.scalar_type();
+  store_row_picks(name, self, dim, values, indices,
+                  [st, ignore_nan, with_index](const char* src, void* v, int64_t* i, int64_t outer,
+                                               int64_t n, int64_t inner) {
+                    AT_DISPATCH_ALL_TYPES_AND3(at::kHalf, at::kBFloat16, at::kBool, st, "loom_median", [&] {
+                      pick_rows(reinterpret_cast<const scalar_t*>(src), static_cast<scalar_t*>(v), i,
+                                outer, n, inner, MedianPick<scalar_t>{ignore_nan, with_index, {}, {}});
+                    });
+                  });
+}
+
+std::tuple<Tensor&, Tensor&> median_dim_values(const Tensor& self, int64_t dim, bool keepdim,
+                                               Tensor& values, Tensor& indices, bool ignore_nan) {
+  const char* name = ignore_nan ? "nanmedian" : "median";
+  check_operands(name, {self, values, indices});
+  dim = c10::maybe_wrap_dim(dim, self.dim());
+  if (self.dim() > 0)
+    TORCH_CHECK_INDEX(self.size(dim) != 0, "median(): Expected reduction dim ", dim,
+                      " to have non-zero size.");
+  at::checkScalarType("median", {indices, "indices", 1}, at::kLong);
+  at::checkSameType("median", {values, "values", 0}, {self, "self", 2});
+  check_kernel_dtype("median_out", self.scalar_type(), kFloat | kIntegral);
+  std::vector<int64_t> shape = self.sizes().vec();
+  if (self.dim() > 0) {
+    if (keepdim) shape[size_t(dim)] = 1;
+    else shape.erase(shape.begin() + dim);
+  }
+  at::native::resize_output(values, shape);
+  at::native::resize_output(indices, shape);
+  if (values.numel() > 0) store_medians(name, self, dim, values, indices, ignore_nan, true);
+  return {values, indices};
+}
+std::tuple<Tensor&, Tensor&> median_out(const Tensor& self, int64_t dim, bool keepdim,
+                                        Tensor& values, Tensor& indices) {
+  return median_dim_values(self, dim, keepdim, values, indices, false);
+}
+std::tuple<Tensor&, Tensor&> nanmedian_out(const Tensor& self, int64_t dim, bool keepdim,
+                                           Tensor& values, Tensor& indices) {
+  return median_dim_values(self, dim, keepdim, values, indices, true);
+}
+
+// The median of every element (NaN for none), with no index.
+Tensor median_all(const Tensor& self, bool ignore_nan) {
+  const char* name = ignore_nan ? "nanmedian" : "median";
+  check_operands(name, {self});
+  check_kernel_dtype("median_cpu", self.scalar_type(), kFloat | kIntegral);
+  if (self.numel() == 0)
+    return at::full({}, std::numeric_limits<float>::quiet_NaN()).to(self.options());
+  Tensor values = empty_loom({}, self.scalar_type()), indices = empty_loom({}, at::kLong);
+  store_medians(name, self.reshape({-1}), 0, values, indices, ignore_nan, false);
+  return values;
+}
+Tensor median_fn(const Tensor& self) { return median_all(self, false); }
+Tensor nanmedian_fn(const Tensor& self) { return median_all(self, true); }
 
 // --- mode ---
 
@@ -326,8 +467,8 @@ std::tuple<Tensor, Tensor> mode_fn(const Tensor& self, int64_t dim, bool keepdim
   store_row_picks("mode", self, dim, values, indices,
                   [st](const char* src, void* v, int64_t* i, int64_t outer, int64_t n, int64_t inner) {
                     AT_DISPATCH_ALL_TYPES_AND3(at::kHalf, at::kBFloat16, at::kBool, st, "loom_mode", [&] {
-                      mode_rows(reinterpret_cast<const scalar_t*>(src), static_cast<scalar_t*>(v), i,
-                                outer, n, inner);
+                      pick_rows(reinterpret_cast<const scalar_t*>(src), static_cast<scalar_t*>(v), i,
+                                outer, n, inner, ModePick<scalar_t>{});
                     });
                   });
   return {values, indices};
@@ -343,6 +484,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("topk.values", TORCH_FN(topk_values));
   m.impl("kthvalue.values", kthvalue_values);
   m.impl("mode", mode_fn);
+  m.impl("median", median_fn);
+  m.impl("median.dim_values", median_out);
+  m.impl("nanmedian", nanmedian_fn);
+  m.impl("nanmedian.dim_values", nanmedian_out);
 }
 
 }  // namespace loom::aten

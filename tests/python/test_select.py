@@ -50,7 +50,8 @@ def test_kthvalue_matches_cpu_indices_among_ties(dtype, keepdim):
 
 
 @pytest.mark.parametrize("name", ["median", "nanmedian"])
-@pytest.mark.parametrize("dtype", [torch.int32, torch.float32, torch.float64], ids=str)
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int8, torch.float32, torch.float64,
+                                   torch.bfloat16], ids=str)
 def test_median_and_nanmedian(name, dtype):
     fn = getattr(torch, name)
     for seed in range(8):
@@ -65,6 +66,11 @@ def test_median_and_nanmedian(name, dtype):
         same(lambda t: fn(t, 0), torch.full((3, 2), float("nan"), dtype=dtype))
     same(fn, torch.tensor(2, dtype=dtype))
     same(lambda t: fn(t, 0), torch.tensor(2, dtype=dtype))
+    # Rows long enough for the selection to partition many times, spread over threads.
+    big = tied(dtype, (40, 301), 99, nan=True)
+    same(fn, big)
+    for dim in (0, 1):
+        same(lambda t: fn(t, dim), big)
 
 
 def test_median_of_nothing_and_errors():
