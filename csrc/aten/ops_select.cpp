@@ -10,6 +10,8 @@
 #include <torch/library.h>
 
 #include "aten/pointwise.h"
+#include "core/extern.h"
+#include "runtime/thread_pool.h"
 
 namespace loom::aten {
 
@@ -171,6 +173,76 @@ std::tuple<Tensor, Tensor> aminmax_fn(const Tensor& self, c10::optional<int64_t>
 // element's bin as the CPU's linear interpolation computes it in the input's dtype; the
 // right edge belongs to the last bin ---
 
+// Counts of float32/float64 values, chunks of the input counted into histograms of their
+// own across the pool and added in chunk order, as the CPU counts per thread: 1M floats
+// into 100 bins took 7.7 ms as a scatter-add (one thread, in order; eager 3.4). Counts
+// below 2^24 are exact in float, so the order of the additions does not show.
+template <typename T>
+struct HistJob {
+  const T* x;
+  int64_t n, bins, chunk;
+  T lo, hi;
+  T* partial;  // a histogram per chunk
+};
+
+template <typename T>
+void count_chunks(char** bufs, int64_t start, int64_t end) {
+  const HistJob<T>& job = *reinterpret_cast<const HistJob<T>*>(bufs[0]);
+  const T lo = job.lo, hi = job.hi, width = hi - lo, nb = T(job.bins);
+  for (int64_t c = start; c < end; ++c) {
+    T* h = job.partial + c * job.bins;
+    std::fill(h, h + job.bins, T(0));
+    for (int64_t i = c * job.chunk, e = std::min(job.n, i + job.chunk); i < e; ++i) {
+      const T v = job.x[i];
+      // NaN passes the CPU's range test and lands in bin 0 (see histc_graph).
+      if (!(v >= lo && v <= hi) && v == v) continue;
+      const T p = (v - lo) / width * nb;
+      int64_t b = p == p ? int64_t(std::min(std::max(p, T(0)), nb)) : 0;
+      h[b == job.bins ? b - 1 : b] += 1;
+    }
+  }
+}
+
+NodeRef histc_counts(const Tensor& x, int64_t bins, double lo, double hi) {
+  const c10::ScalarType st = x.scalar_type();
+  const int64_t n = x.numel();
+  auto call = std::make_shared<ExternCall>();
+  call->name = "histc";
+  call->out_nbytes = {bins * int64_t(x.element_size())};
+  call->accepts = [](size_t, const View& v) { return is_contiguous(v); };
+  call->fn = [=](const std::vector<ExternInput>& in, const std::vector<std::shared_ptr<Memory>>& out) {
+    AT_DISPATCH_FLOATING_TYPES(st, "loom_histc", [&] {
+      const int64_t chunks = std::clamp<int64_t>(n >> 14, 1, 4 * int64_t(num_threads()));
+      std::vector<scalar_t> partial(size_t(chunks * bins));
+      HistJob<scalar_t> job{static_cast<const scalar_t*>(in[0].mem->data) + in[0].view.offset,
+                            n, bins, (n + chunks - 1) / chunks, scalar_t(lo), scalar_t(hi),
+                            partial.data()};
+      char* job_buf[1] = {reinterpret_cast<char*>(&job)};
+      run_parallel(count_chunks<scalar_t>, job_buf, chunks, 1);
+      auto* h = static_cast<scalar_t*>(out[0]->data);
+      for (int64_t b = 0; b < bins; ++b) {
+        scalar_t sum = 0;
+        for (int64_t c = 0; c < chunks; ++c) sum += partial[size_t(c * bins + b)];
+        h[b] = sum;
+      }
+    });
+  };
+  return extern_call(call, {read_tensor(x)})[0];
+}
+
+// bfloat16 rounds each step of the position: the same steps as a scatter-add of the graph.
+void histc_graph(const Tensor& x, int64_t bins, double lo, double hi, Tensor& hist) {
+  hist.zero_();
+  Tensor left = at::scalar_tensor(lo, x.options()), right = at::scalar_tensor(hi, x.options());
+  // The CPU's range test lets NaN through, and its position, (int64) NaN scaled by the bin
+  // stride, wraps to bin 0 there; NaN is counted in bin 0 here too.
+  Tensor inside = at::logical_or(at::logical_and(x >= left, x <= right), at::isnan(x));
+  Tensor pos =
+      ((x - left) / (right - left) * bins).nan_to_num(0).clamp(0, double(bins)).to(at::kLong);
+  pos = at::where(pos == bins, at::full_like(pos, bins - 1), pos);
+  hist.scatter_add_(0, pos, inside.to(x.scalar_type()));
+}
+
 Tensor& histc_into(const Tensor& self, int64_t bins, const c10::Scalar& min, const c10::Scalar& max,
                    Tensor& hist) {
   check_operands("histc", {self, hist});
@@ -189,18 +261,15 @@ Tensor& histc_into(const Tensor& self, int64_t bins, const c10::Scalar& min, con
               "torch.histc: range of [", lo, ", ", hi, "] is not finite");
   TORCH_CHECK(lo < hi, "torch.histc: max must be larger than min");
   check_kernel_dtype("histogram_cpu", self.scalar_type(), kFloat);
-  hist.zero_();
-  if (self.numel() == 0) return hist;
+  if (self.numel() == 0) return hist.zero_();
   Tensor x = self.reshape({-1});
-  Tensor left = at::scalar_tensor(lo, self.options()),
-         right = at::scalar_tensor(hi, self.options());
-  // The CPU's range test lets NaN through, and its position, (int64) NaN scaled by the bin
-  // stride, wraps to bin 0 there; NaN is counted in bin 0 here too.
-  Tensor inside = at::logical_or(at::logical_and(x >= left, x <= right), at::isnan(x));
-  Tensor pos =
-      ((x - left) / (right - left) * bins).nan_to_num(0).clamp(0, double(bins)).to(at::kLong);
-  pos = at::where(pos == bins, at::full_like(pos, bins - 1), pos);
-  hist.scatter_add_(0, pos, inside.to(self.scalar_type()));
+  if (self.scalar_type() == at::kBFloat16) {
+    histc_graph(x, bins, lo, hi, hist);
+    return hist;
+  }
+  EngineLock g(engine_mutex());
+  assign(hist, make_node(Op::Load, to_loom(hist.scalar_type()), {bins},
+                         {histc_counts(x, bins, lo, hi)}, View::contiguous({bins})));
   return hist;
 }
 Tensor histc_fn(const Tensor& self, int64_t bins, const c10::Scalar& min, const c10::Scalar& max) {

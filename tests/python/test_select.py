@@ -192,6 +192,13 @@ def test_histc(dtype):
     same(lambda t: torch.histc(t, bins=4, min=0.5, max=0.5), torch.full((3,), 0.5, dtype=dtype))
     same(lambda t: torch.histc(t, bins=5, min=-2, max=2, out=torch.empty(0, dtype=dtype, device=t.device)), x)
     same(lambda t: torch.histc(t, bins=3), torch.empty(0, dtype=dtype))
+    # Counted in chunks across threads (float32/float64): a transposed input, every bin
+    # edge hit, NaN in the middle.
+    big = torch.cat([torch.randn(120_000) * 3, torch.linspace(-1, 1, 20_001),
+                     torch.tensor([float("nan")] * 199)]).to(dtype)
+    big = big[torch.randperm(big.numel(), generator=torch.Generator().manual_seed(0))]
+    same(lambda t: torch.histc(t.view(200, -1).t(), bins=100, min=-1, max=1), big)
+    same(lambda t: torch.histc(t[t == t], bins=37), big)
 
 
 def test_histc_errors():
