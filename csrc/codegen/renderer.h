@@ -70,6 +70,9 @@ struct Renderer {
   // NOTE [Row pipelining]: each row's results are written during the next row's last
   // pass; `base_scopes` counts the scopes outside the output loops.
   bool pipeline = false;
+  // A scatter's indices were all checked before its loops (render): the checks in them
+  // pass their values through.
+  bool checks_done = false;
   size_t base_scopes = 0;
   // Reductions emitted in a joint loop, or about to be (NOTE [Joint reductions]).
   std::set<int> joined;
@@ -160,6 +163,7 @@ struct Renderer {
   void plan_row_caches(const ReducePlacement& hoist);
   bool same_expr(int a, int b, int r, int x) const;
   bool uses_var(int id, int v) const;
+  bool scatter_rows_distinct() const;
   void plan_prefetch(const ReducePlacement& hoist);
   void emit_prefetches(const std::string& ro, int lanes, int depth);
   int64_t stream_block() const;
