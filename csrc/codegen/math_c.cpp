@@ -13,6 +13,13 @@ const char* c_math_prelude() {
 #endif
 static inline uint32_t loom_fbits(float f) { union { float f; uint32_t u; } x; x.f = f; return x.u; }
 static inline float loom_bitsf(uint32_t u) { union { float f; uint32_t u; } x; x.u = u; return x.f; }
+#ifdef __FMA__
+#define LOOM_FMA(a, b, c) __builtin_fma(a, b, c)
+#else
+#define LOOM_FMA(a, b, c) ((a) * (b) + (c))
+#endif
+static inline uint64_t loom_dbits(double d) { union { double d; uint64_t u; } x; x.d = d; return x.u; }
+static inline double loom_bitsd(uint64_t u) { union { double d; uint64_t u; } x; x.u = u; return x.d; }
 /* exp(x) = 2^n p(r) with x = n ln 2 + r: n = round(x / ln 2) by the 1.5 * 2^23 trick (t
    holds it in its low bits), p a polynomial on the remainder. */
 static inline float loom_exp_core(float x, float* t_out) {

@@ -363,21 +363,21 @@ std::string c_op(Op op, DType in, DType out, const std::vector<std::string>& a) 
     case Op::Abs: e = flt ? fn("fabs", in) + x(0) : "(" + x(0) + " < 0 ? -" + x(0) + " : " + x(0) + ")"; break;
     case Op::Exp: e = vec_fn("exp", in) + x(0); break;
     case Op::Exp2: e = fn("exp2", in) + x(0); break;
-    case Op::Expm1: e = fn("expm1", in) + x(0); break;
+    case Op::Expm1: e = vec_fn("expm1", in) + x(0); break;
     case Op::Log: e = vec_fn("log", in) + x(0); break;
-    case Op::Log2: e = fn("log2", in) + x(0); break;
-    case Op::Log10: e = fn("log10", in) + x(0); break;
+    case Op::Log2: e = vec_fn("log2", in) + x(0); break;
+    case Op::Log10: e = vec_fn("log10", in) + x(0); break;
     case Op::Log1p: e = vec_fn("log1p", in) + x(0); break;
     case Op::Sqrt: e = fn("sqrt", in) + x(0); break;
     case Op::Rsqrt: e = "(1 / " + fn("sqrt", in) + x(0) + ")"; break;
     case Op::Sin: e = vec_fn("sin", in) + x(0); break;
     case Op::Cos: e = vec_fn("cos", in) + x(0); break;
     case Op::Tan: e = vec_fn("tan", in) + x(0); break;
-    case Op::Asin: e = fn("asin", in) + x(0); break;
-    case Op::Acos: e = fn("acos", in) + x(0); break;
-    case Op::Atan: e = fn("atan", in) + x(0); break;
-    case Op::Sinh: e = fn("sinh", in) + x(0); break;
-    case Op::Cosh: e = fn("cosh", in) + x(0); break;
+    case Op::Asin: e = vec_fn("asin", in) + x(0); break;
+    case Op::Acos: e = vec_fn("acos", in) + x(0); break;
+    case Op::Atan: e = vec_fn("atan", in) + x(0); break;
+    case Op::Sinh: e = vec_fn("sinh", in) + x(0); break;
+    case Op::Cosh: e = vec_fn("cosh", in) + x(0); break;
     case Op::Tanh: e = vec_fn("tanh", in) + x(0); break;
     case Op::Erf: e = vec_fn("erf", in) + x(0); break;
     case Op::NormalCdf:
@@ -448,7 +448,7 @@ std::string c_op(Op op, DType in, DType out, const std::vector<std::string>& a) 
       e = flt ? fn("pow", in) + "(" + a[0] + ", " + a[1] + ")"
               : int_helper("ipow", in) + "(" + a[0] + ", " + a[1] + ")";
       break;
-    case Op::Atan2: e = fn("atan2", in) + "(" + a[0] + ", " + a[1] + ")"; break;
+    case Op::Atan2: e = vec_fn("atan2", in) + "(" + a[0] + ", " + a[1] + ")"; break;
     case Op::Maximum:
       e = flt ? "(" + x(0) + " != " + x(0) + " ? " + x(0) + " : (" + x(1) + " != " + x(1) + " || " +
                     x(1) + " > " + x(0) + ") ? " + x(1) + " : " + x(0) + ")"

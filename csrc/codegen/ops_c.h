@@ -14,9 +14,11 @@ const char* c_prelude();
 const char* c_libc_decls();
 // Loom's own float32 math (exp ...), branch-free so that loops calling it vectorize.
 const char* c_math_prelude();
-// sin, cos and tan of float32, vectorizable (codegen/trig_c.cpp), for the kernels that use
-// them.
+// sin, cos, tan and their inverses of float32, vectorizable (codegen/trig_c.cpp), for the
+// kernels that use them.
 const char* c_trig_prelude();
+// log2, log10, expm1, sinh and cosh of float32 likewise (codegen/wide_math_c.cpp).
+const char* c_wide_math_prelude();
 // Non-temporal block stores (NOTE [Streaming stores]), for the kernels that use them.
 const char* c_stream_prelude();
 // lgamma, digamma, trigamma and zeta, for the kernels that use them (kept out of the

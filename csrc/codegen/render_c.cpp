@@ -481,6 +481,12 @@ bool Renderer::uses_gamma(const LKernel& k) {
   return k.prologue && uses_gamma(*k.prologue);
 }
 
+bool Renderer::uses_any(const LKernel& k, std::initializer_list<Op> ops) {
+  for (Op op : ops)
+    if (uses_op(k, op)) return true;
+  return false;
+}
+
 bool Renderer::uses_op(const LKernel& k, Op op) {
   for (const LNode& n : k.nodes)
     if (n.op == op) return true;
@@ -514,8 +520,10 @@ std::string Renderer::render(bool entry) {
   if (entry) stream_chunk = stream_block();
   if (entry) os << c_libc_decls() << c_prelude() << c_math_prelude();
   if (stream_chunk) os << c_stream_prelude();
-  if (entry && (uses_op(k, Op::Sin) || uses_op(k, Op::Cos) || uses_op(k, Op::Tan)))
+  if (entry && uses_any(k, {Op::Sin, Op::Cos, Op::Tan, Op::Asin, Op::Acos, Op::Atan, Op::Atan2}))
     os << c_trig_prelude();
+  if (entry && uses_any(k, {Op::Log2, Op::Log10, Op::Expm1, Op::Sinh, Op::Cosh}))
+    os << c_wide_math_prelude();
   if (entry && uses_gamma(k)) os << c_gamma_prelude();
   if (entry && uses_special(k)) os << c_special_prelude();
   if (entry && uses_op(k, Op::Polynomial)) os << c_polynomial_prelude();

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <set>
 #include <sstream>
@@ -151,6 +152,7 @@ struct Renderer {
   static bool uses_gamma(const LKernel& k);
   static bool uses_special(const LKernel& k);
   static bool uses_op(const LKernel& k, Op op);
+  static bool uses_any(const LKernel& k, std::initializer_list<Op> ops);
 
   // render_layout.cpp: how the loops walk memory.
   int column_tile() const;
