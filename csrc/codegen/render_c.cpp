@@ -636,10 +636,19 @@ std::string Renderer::render(bool entry) {
                        var_name(k, output_vars().back()) + "]";
   if (k.out_dyn >= 0) {
     std::string at = "p0[" + emit(k.out_dyn, depth) + "]";
-    std::string v = emit(k.root, depth);
-    if (k.combine < 0) {
-      line(depth, at + " = " + c_store(k.out_dtype, v) + ";");
+    const DType t = k.out_dtype;
+    if (k.combine == int(ReduceKind::Sum) && (t == DType::Float32 || t == DType::Float64) &&
+        k.nodes[k.root].dtype == t) {
+      // A scatter-add's accumulation contracts a product as a sum's does (NOTE [Explicit
+      // contraction]): index_add's alpha * source, one rounding as on the CPU.
+      const std::string sum = sum_with(t, "old", k.root, depth);
+      line(depth, "{ " + std::string(compute_ctype(t)) + " old = " + c_load(t, at) + ";");
+      line(depth + 1, "old = " + sum + ";");
+      line(depth + 1, at + " = " + c_store(t, "old") + "; }");
+    } else if (k.combine < 0) {
+      line(depth, at + " = " + c_store(k.out_dtype, emit(k.root, depth)) + ";");
     } else {
+      std::string v = emit(k.root, depth);
       std::string T = compute_ctype(k.out_dtype);
       line(depth, "{ " + T + " old = " + c_load(k.out_dtype, at) + ";");
       line(depth + 1, c_reduce_step(ReduceKind(k.combine), k.out_dtype, "old", v));

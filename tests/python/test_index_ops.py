@@ -614,9 +614,11 @@ def test_scatter_rows_in_lanes_keep_the_cpu_order(dtype, tmp_path):
     src = (torch.randn(3000, 67, generator=g) * 100).to(dtype)
     idx = torch.randint(0, 50, (3000,), generator=g)
     base = (torch.randn(50, 67, generator=g) * 100).to(dtype)
-    # (alpha is left out: the CPU adds alpha * s with one rounding, a fused multiply-add,
-    # where Loom's scatter rounds the product first.)
+    # float32/float64: alpha * s is added with one rounding, a fused multiply-add, on the CPU
+    # and here (bfloat16 rounds the product to bfloat16 first here, as its products are).
+    alpha = 3 if dtype != torch.bfloat16 else 1
     for fn in (lambda b, i, s: b.index_add_(0, i, s),
+               lambda b, i, s: b.index_add_(0, i, s, alpha=alpha),
                lambda b, i, s: b.t().index_add_(1, i, s.t()),
                lambda b, i, s: b[:, :40].index_add_(1, i[:60] % 40, s[:50, :60]),
                lambda b, i, s: b.scatter_add_(1, (i[:200] % 67).view(50, 4), s[:50, :4])):
