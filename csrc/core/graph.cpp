@@ -223,8 +223,22 @@ void write_host(Buffer& b, const void* src, size_t nbytes) {
   b.hold(make_data(std::move(mem)));
 }
 
+// NOTE [Recent constants]: a Python number in an op (`x + 1`, `y * 0.5`) is a Const node
+// that died with the op's result, so a loop made, interned, erased and freed it again
+// each time (a twentieth of a tiny op's instructions). The last few constants made on a
+// thread stay alive here, and a repeat finds them in the intern table. Constants have no
+// sources: holding them keeps no buffer's value alive.
 NodeRef constant(const Scalar& s, DType dtype, const Shape& shape) {
-  return make_node(Op::Const, dtype, shape, {}, normalize(s, dtype));
+  struct Recent {
+    NodeRef held[8];
+    unsigned next = 0;
+  };
+  static thread_local Recent recent;
+  NodeRef n = make_node(Op::Const, dtype, shape, {}, normalize(s, dtype));
+  for (const NodeRef& h : recent.held)
+    if (h == n) return n;
+  recent.held[recent.next++ % 8] = n;
+  return n;
 }
 
 NodeRef iota(DType dtype, const Shape& shape, int axis) {
