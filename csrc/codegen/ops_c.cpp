@@ -362,7 +362,7 @@ std::string c_op(Op op, DType in, DType out, const std::vector<std::string>& a) 
     case Op::Neg: e = "-" + x(0); break;
     case Op::Abs: e = flt ? fn("fabs", in) + x(0) : "(" + x(0) + " < 0 ? -" + x(0) + " : " + x(0) + ")"; break;
     case Op::Exp: e = vec_fn("exp", in) + x(0); break;
-    case Op::Exp2: e = fn("exp2", in) + x(0); break;
+    case Op::Exp2: e = vec_fn("exp2", in) + x(0); break;
     case Op::Expm1: e = vec_fn("expm1", in) + x(0); break;
     case Op::Log: e = vec_fn("log", in) + x(0); break;
     case Op::Log2: e = vec_fn("log2", in) + x(0); break;
@@ -388,9 +388,9 @@ std::string c_op(Op op, DType in, DType out, const std::vector<std::string>& a) 
     case Op::Digamma: e = (single(in) ? "loom_digammaf" : "loom_digamma") + x(0); break;
     case Op::Trigamma: e = (single(in) ? "loom_trigammaf" : "loom_trigamma") + x(0); break;
     case Op::Zeta: e = "((" + T + ")loom_zeta(" + a[0] + ", " + a[1] + "))"; break;
-    case Op::Acosh: e = fn("acosh", in) + x(0); break;
-    case Op::Asinh: e = fn("asinh", in) + x(0); break;
-    case Op::Atanh: e = fn("atanh", in) + x(0); break;
+    case Op::Acosh: e = vec_fn("acosh", in) + x(0); break;
+    case Op::Asinh: e = vec_fn("asinh", in) + x(0); break;
+    case Op::Atanh: e = vec_fn("atanh", in) + x(0); break;
     case Op::Erfc: e = fn("erfc", in) + x(0); break;
     case Op::Erfinv: e = "((" + T + ")loom_erfinv" + x(0) + ")"; break;
     case Op::Ndtri: e = "((" + T + ")loom_ndtri" + x(0) + ")"; break;

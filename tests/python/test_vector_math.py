@@ -78,6 +78,10 @@ OPS = [
     ("expm1", torch.expm1, 1),
     ("sinh", torch.sinh, 1),
     ("cosh", torch.cosh, 1),
+    ("exp2", torch.exp2, 1),
+    ("asinh", torch.asinh, 1),
+    ("acosh", torch.acosh, 1),
+    ("atanh", torch.atanh, 1),
 ]
 # Where the float64 result is the reference: sigmoid is 1 / (1 + exp(-x)) in float32, as
 # on the CPU, so below -88.7 it is 0 where float64 still has a subnormal.
@@ -138,6 +142,16 @@ def test_atan2_accuracy_and_specials():
 @pytest.mark.parametrize("name,fn,ulps", OPS, ids=[o[0] for o in OPS])
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 def test_reduced_float(name, fn, ulps, dtype):
+    try:
+        fn(torch.ones(1, dtype=dtype))
+    except RuntimeError as e:
+        # The CPU has no half kernel for most: Loom computes half as CUDA does, but for
+        # asinh, acosh and atanh, which it refuses as the CPU does.
+        try:
+            fn(torch.ones(1, dtype=dtype, device=loom.device))
+        except RuntimeError as refused:
+            assert str(e) in str(refused)
+            return
     x = torch.linspace(-12, 12, 50_001).to(dtype)
     x = torch.cat([x, _specials().to(dtype), x.abs() + 1])
     if name in CPU_DOMAIN:
