@@ -9,7 +9,9 @@
 #include <cstring>
 
 #include "aten/op_util.h"
+#include "core/extern.h"
 #include "core/known.h"
+#include "runtime/thread_pool.h"
 
 namespace loom::aten {
 
@@ -230,8 +232,90 @@ NodeRef advanced_index(const Tensor& self, const std::vector<c10::optional<Tenso
   return storage_index(self, coord);
 }
 
+// NOTE [Mask compaction]: the elements of self where a bool mask of its shape is true, in
+// row-major order (x[mask], masked_select). The mask is read on the host for the count,
+// the result's size, per chunk of 64K elements; one extern call then copies each chunk's
+// elements to its offset, chunks across the pool. Through nonzero's coordinates and a
+// gather, 1M floats took 6.9 ms (eager 6.5; x[x > 0] 11.1, eager 12.4). Masks up to
+// kMaxEagerCheck elements keep that way, which reads a mask known from realized data
+// (NOTE [Known values]) without running anything.
+constexpr int64_t kCompactChunk = 1 << 16;
+
+template <size_t kSize>
+struct CompactJob {
+  const char* values;
+  const bool* mask;
+  char* out;
+  const int64_t* offsets;  // per chunk
+  int64_t n;
+};
+
+template <size_t kSize>
+void compact_chunks(char** bufs, int64_t start, int64_t end) {
+  const auto& job = *reinterpret_cast<const CompactJob<kSize>*>(bufs[0]);
+  for (int64_t c = start; c < end; ++c) {
+    char* out = job.out + job.offsets[c] * int64_t(kSize);
+    for (int64_t i = c * kCompactChunk, e = std::min(job.n, i + kCompactChunk); i < e; ++i)
+      if (job.mask[i]) {
+        std::memcpy(out, job.values + i * int64_t(kSize), kSize);
+        out += kSize;
+      }
+  }
+}
+
+template <size_t kSize>
+void compact(const char* values, const bool* mask, char* out, const int64_t* offsets, int64_t n) {
+  CompactJob<kSize> job{values, mask, out, offsets, n};
+  char* bufs[1] = {reinterpret_cast<char*>(&job)};
+  run_parallel(compact_chunks<kSize>, bufs, (n + kCompactChunk - 1) / kCompactChunk, 1);
+}
+
+Tensor masked_compact(const Tensor& self, const Tensor& mask) {
+  const int64_t n = self.numel();
+  Tensor m = mask.contiguous(), v = self.contiguous();
+  std::vector<int64_t> offsets;
+  int64_t total = 0;
+  {
+    EngineLock g(engine_mutex());
+    const auto* bits = reinterpret_cast<const bool*>(storage_bytes(m)) + m.storage_offset();
+    for (int64_t i = 0; i < n; i += kCompactChunk) {
+      offsets.push_back(total);
+      for (int64_t j = i, e = std::min(n, i + kCompactChunk); j < e; ++j) total += bits[j];
+    }
+  }
+  Tensor out = empty_loom({total}, self.scalar_type());
+  if (total == 0) return out;
+  const size_t item = self.element_size();
+  auto call = std::make_shared<ExternCall>();
+  call->name = "masked_select";
+  call->out_nbytes = {total * int64_t(item)};
+  call->accepts = [](size_t, const View& view) { return is_contiguous(view); };
+  call->fn = [offsets, n, item](const std::vector<ExternInput>& in,
+                                const std::vector<std::shared_ptr<Memory>>& res) {
+    const char* values = static_cast<const char*>(in[0].mem->data) + in[0].view.offset * item;
+    const bool* bits = static_cast<const bool*>(in[1].mem->data) + in[1].view.offset;
+    char* dst = static_cast<char*>(res[0]->data);
+    switch (item) {
+      case 1: return compact<1>(values, bits, dst, offsets.data(), n);
+      case 2: return compact<2>(values, bits, dst, offsets.data(), n);
+      case 4: return compact<4>(values, bits, dst, offsets.data(), n);
+      case 8: return compact<8>(values, bits, dst, offsets.data(), n);
+      default: return compact<16>(values, bits, dst, offsets.data(), n);
+    }
+  };
+  EngineLock g(engine_mutex());
+  NodeRef flat = extern_call(call, {read_tensor(v), read_tensor(m)})[0];
+  assign(out, make_node(Op::Load, to_loom(self.scalar_type()), {total}, {flat},
+                        View::contiguous({total})));
+  return out;
+}
+
 Tensor index_fn(const Tensor& self, const IndexList& indices) {
   check_operands("index", {self});
+  if (indices.size() == 1 && indices[0].has_value() && indices[0]->defined() &&
+      indices[0]->scalar_type() == at::kBool && is_loom(*indices[0]) && self.dim() > 0 &&
+      indices[0]->sizes() == self.sizes() && self.numel() > kMaxEagerCheck)
+    return masked_compact(self, *indices[0]);
   auto idx = expand_indices(self, indices);
   Tensor meta = at::index(to_meta(self), meta_list(idx));
   EngineLock g(engine_mutex());

@@ -636,3 +636,30 @@ def test_scatter_rows_in_lanes_keep_the_cpu_order(dtype, tmp_path):
     assert out.returncode == 0, out.stderr[-4000:]
     scatter = [k for k in out.stderr.split("void kernel") if "old = old +" in k]
     assert len(scatter) == 1 and "LOOM_IVDEP" in scatter[0]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64, torch.int8,
+                                   torch.bool, torch.bfloat16, torch.complex64])
+def test_large_masks_compact_in_chunks(dtype):
+    """x[mask] and masked_select over more than 64K elements (NOTE [Mask compaction]): the
+    CPU's elements in its order, across chunk boundaries, for strided and broadcast
+    operands, empty and full masks, out= and the gradient."""
+    g = torch.Generator().manual_seed(11)
+    base = torch.randn(300, 700, generator=g)
+    x = (base * 50).to(dtype) if dtype != torch.complex64 else torch.complex(base, -base)
+    mask = torch.rand(300, 700, generator=g) > 0.6
+    xl, ml = x.to(loom.device), mask.to(loom.device)
+    assert torch.equal(xl[ml].cpu(), x[mask])
+    assert torch.equal(xl.t()[ml.t()].cpu(), x.t()[mask.t()])
+    assert torch.equal(xl.masked_select(ml[:1]).cpu(), x.masked_select(mask[:1]))  # broadcast
+    assert torch.equal(xl[ml & False].cpu(), x[mask & False])
+    assert torch.equal(xl[ml | True].cpu(), x[mask | True])
+    out = torch.empty(0, dtype=dtype, device=loom.device)
+    torch.masked_select(xl, ml, out=out)
+    assert torch.equal(out.cpu(), x.masked_select(mask))
+    if dtype == torch.float32:
+        lazy = xl * 2
+        assert torch.equal(lazy[lazy > 10].cpu(), (x * 2)[(x * 2) > 10])
+        w = xl.clone().requires_grad_()
+        (w[ml] * 3).sum().backward()
+        assert torch.equal(w.grad.cpu(), mask.float() * 3)
