@@ -489,6 +489,16 @@ def test_bincount(dtype, weights, fresh_metrics):
     e = torch.tensor([], dtype=dtype)
     assert torch.equal(torch.bincount(e.to(loom.device), None if w is None else w[:0].to(loom.device), 4).cpu(),
                        torch.bincount(e, None if w is None else w[:0], 4))
+    # Counted in chunks across threads (many labels, few bins) and in one pass (one label
+    # far out: many bins).
+    g = torch.Generator().manual_seed(5)
+    big = torch.randint(0, 100, (200_000,), generator=g).to(dtype)
+    wb = None if weights is None else torch.rand(200_000, generator=g).to(weights)
+    for labels in (big, torch.cat([big[:1000], torch.tensor([120], dtype=dtype)])):
+        wl = None if wb is None else wb[:labels.numel()]
+        want = torch.bincount(labels, wl, 3)
+        got = torch.bincount(labels.to(loom.device), None if wl is None else wl.to(loom.device), 3)
+        assert got.dtype == want.dtype and torch.equal(got.cpu(), want)
     assert fresh_metrics()["fallbacks"] == {}
 
 
