@@ -356,6 +356,16 @@ void store_row_picks(const char* name, const Tensor& self, int64_t dim, const Te
   store_sorted(extern_call(call, {read_tensor(self)}), values, indices);
 }
 
+// self's sizes with dim reduced: kept as 1 with keepdim, else dropped (a 0-dim self's none).
+std::vector<int64_t> reduced_shape(const Tensor& self, int64_t dim, bool keepdim) {
+  std::vector<int64_t> shape = self.sizes().vec();
+  if (self.dim() > 0) {
+    if (keepdim) shape[size_t(dim)] = 1;
+    else shape.erase(shape.begin() + dim);
+  }
+  return shape;
+}
+
 // --- kthvalue ---
 
 std::tuple<Tensor&, Tensor&> kthvalue_values(const Tensor& self, int64_t k, int64_t dim,
@@ -367,11 +377,7 @@ std::tuple<Tensor&, Tensor&> kthvalue_values(const Tensor& self, int64_t k, int6
     TORCH_CHECK_INDEX(n != 0, "kthvalue(): Expected reduction dim ", dim, " to have non-zero size.");
   TORCH_CHECK(k >= 1 && k <= n, "kthvalue(): selected number k out of range for dimension ", dim);
   at::assert_no_overlap(self, values);
-  std::vector<int64_t> shape = self.sizes().vec();
-  if (self.dim() > 0) {
-    if (keepdim) shape[size_t(dim)] = 1;
-    else shape.erase(shape.begin() + dim);
-  }
+  std::vector<int64_t> shape = reduced_shape(self, dim, keepdim);
   at::native::resize_output(values, shape);
   at::native::resize_output(indices, shape);
   TORCH_CHECK(indices.scalar_type() == at::kLong);
@@ -415,11 +421,7 @@ std::tuple<Tensor&, Tensor&> median_dim_values(const Tensor& self, int64_t dim, 
   at::checkScalarType("median", {indices, "indices", 1}, at::kLong);
   at::checkSameType("median", {values, "values", 0}, {self, "self", 2});
   check_kernel_dtype("median_out", self.scalar_type(), kFloat | kIntegral);
-  std::vector<int64_t> shape = self.sizes().vec();
-  if (self.dim() > 0) {
-    if (keepdim) shape[size_t(dim)] = 1;
-    else shape.erase(shape.begin() + dim);
-  }
+  std::vector<int64_t> shape = reduced_shape(self, dim, keepdim);
   at::native::resize_output(values, shape);
   at::native::resize_output(indices, shape);
   if (values.numel() > 0) store_medians(name, self, dim, values, indices, ignore_nan, true);
@@ -453,13 +455,10 @@ Tensor nanmedian_fn(const Tensor& self) { return median_all(self, true); }
 std::tuple<Tensor, Tensor> mode_fn(const Tensor& self, int64_t dim, bool keepdim) {
   check_operands("mode", {self});
   dim = c10::maybe_wrap_dim(dim, self.dim(), /*wrap_scalar=*/true);
-  std::vector<int64_t> shape = self.sizes().vec();
-  if (self.dim() > 0) {
+  if (self.dim() > 0)
     TORCH_CHECK_INDEX(self.numel() > 0 || self.size(dim) != 0, "mode(): Expected reduction dim ",
                       dim, " to have non-zero size.");
-    if (keepdim) shape[size_t(dim)] = 1;
-    else shape.erase(shape.begin() + dim);
-  }
+  std::vector<int64_t> shape = reduced_shape(self, dim, keepdim);
   const c10::ScalarType st = self.scalar_type();
   TORCH_CHECK(!at::isComplexType(st), "\"mode_cpu\" not implemented for '", c10::toString(st), "'");
   Tensor values = empty_loom(shape, st), indices = empty_loom(shape, at::kLong);

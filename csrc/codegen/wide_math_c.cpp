@@ -41,12 +41,8 @@ static inline float loom_log10f(float x) {
   double e, l = loom_log_core(__builtin_fabs((double)x) + (x == 0.0f), &e);
   return loom_log_special(x, LOOM_FMA(l, 0x1.bcb7b1526e50dp-2, e * 0x1.34413509f79ffp-2));
 }
-/* e^x - 1 for x in [-40, 90] in double: 2^n (1 + p) - 1 with x = n ln 2 + r, p = expm1(r)
-   by its series to r^13 (|r| <= 0.35). */
-static inline double loom_expm1_core(double x) {
-  double n = __builtin_rint(x * 0x1.71547652b82fep+0);
-  double r = LOOM_FMA(-n, 0x1.62e42fefa39efp-1, x);
-  r = LOOM_FMA(-n, 0x1.abc9e3b39803fp-56, r);
+/* e^r - 1 for |r| <= 0.35 by its series to r^13. */
+static inline double loom_expm1_series(double r) {
   double p = LOOM_FMA(r, 0x1.6124613a86d09p-33, 0x1.1eed8eff8d898p-29);
   p = LOOM_FMA(r, p, 0x1.ae64567f544e4p-26);
   p = LOOM_FMA(r, p, 0x1.27e4fb7789f5cp-22);
@@ -58,7 +54,14 @@ static inline double loom_expm1_core(double x) {
   p = LOOM_FMA(r, p, 0x1.5555555555555p-5);
   p = LOOM_FMA(r, p, 0x1.5555555555555p-3);
   p = LOOM_FMA(r, p, 0.5);
-  p = LOOM_FMA(r * r, p, r);
+  return LOOM_FMA(r * r, p, r);
+}
+/* e^x - 1 for x in [-40, 90] in double: 2^n (1 + p) - 1 with x = n ln 2 + r, p = e^r - 1. */
+static inline double loom_expm1_core(double x) {
+  double n = __builtin_rint(x * 0x1.71547652b82fep+0);
+  double r = LOOM_FMA(-n, 0x1.62e42fefa39efp-1, x);
+  r = LOOM_FMA(-n, 0x1.abc9e3b39803fp-56, r);
+  double p = loom_expm1_series(r);
   double s = loom_bitsd((uint64_t)((int64_t)n + 1023) << 52); /* 2^n */
   return LOOM_FMA(s, p, s - 1.0);
 }
@@ -82,27 +85,14 @@ static inline float loom_coshf(float x) {
   double e = loom_expm1_core(a) + 1.0;
   return (float)(0.5 * (e + 1.0 / e));
 }
-/* 2^x for x in [-160, 130]: 2^n e^(f ln 2) with n = rint(x), f = x - n exact, e^y by its
-   series to y^12 (|y| <= 0.35). */
+/* 2^x for x in [-160, 130]: 2^n e^(f ln 2) with n = rint(x) and f = x - n exact. */
 static inline float loom_exp2f(float x) {
   double d = x;
   d = d > 130.0 ? 130.0 : d;
   d = d < -160.0 ? -160.0 : d;
   d = d == d ? d : 0.0; /* NaN: kept out of the int conversion, returned at the end */
   double n = __builtin_rint(d);
-  double y = (d - n) * 0x1.62e42fefa39efp-1;
-  double p = LOOM_FMA(y, 0x1.1eed8eff8d898p-29, 0x1.ae64567f544e4p-26);
-  p = LOOM_FMA(y, p, 0x1.27e4fb7789f5cp-22);
-  p = LOOM_FMA(y, p, 0x1.71de3a556c734p-19);
-  p = LOOM_FMA(y, p, 0x1.a01a01a01a01ap-16);
-  p = LOOM_FMA(y, p, 0x1.a01a01a01a01ap-13);
-  p = LOOM_FMA(y, p, 0x1.6c16c16c16c17p-10);
-  p = LOOM_FMA(y, p, 0x1.1111111111111p-7);
-  p = LOOM_FMA(y, p, 0x1.5555555555555p-5);
-  p = LOOM_FMA(y, p, 0x1.5555555555555p-3);
-  p = LOOM_FMA(y, p, 0.5);
-  p = LOOM_FMA(y, p, 1.0);
-  p = LOOM_FMA(y, p, 1.0);
+  double p = 1.0 + loom_expm1_series((d - n) * 0x1.62e42fefa39efp-1);
   float v = (float)(p * loom_bitsd((uint64_t)((int64_t)n + 1023) << 52));
   return x == x ? v : x;
 }
