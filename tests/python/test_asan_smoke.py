@@ -73,3 +73,25 @@ def test_conv_batchnorm_pool_step():
         results[dev] = (loss.cpu(), m[0].weight.grad.cpu())
     torch.testing.assert_close(results[D][0], results["cpu"][0], rtol=1e-4, atol=1e-5)
     torch.testing.assert_close(results[D][1], results["cpu"][1], rtol=1e-3, atol=1e-4)
+
+
+def test_host_side_selection_and_counting():
+    """The ops that work on the host over realized memory: mask compaction, histc and
+    bincount counts, median/kthvalue/mode selection (rows across the pool)."""
+    g = torch.Generator().manual_seed(2)
+    a = torch.randn(300, 250, generator=g)
+    x = a.to(D)
+    assert torch.equal(x[x > 0.3].cpu(), a[a > 0.3])
+    torch.testing.assert_close(torch.histc(x, 17).cpu(), torch.histc(a, 17))
+    labels = torch.randint(0, 50, (70_000,), generator=g)
+    assert torch.equal(torch.bincount(labels.to(D)).cpu(), torch.bincount(labels))
+    for fn in (lambda t: t.median(1), lambda t: t.kthvalue(7, 0), lambda t: t.round().mode(1)):
+        for got, want in zip(fn(x), fn(a)):
+            assert torch.equal(got.cpu(), want)
+    src = torch.randn(700, 64, generator=g)
+    idx = torch.randint(0, 90, (700,), generator=g)
+    want = torch.zeros(90, 64).index_add_(0, idx, src, alpha=2)
+    got = torch.zeros(90, 64, device=D).index_add_(0, idx.to(D), src.to(D), alpha=2)
+    assert torch.equal(got.cpu(), want)
+    torch.testing.assert_close(torch.atan2(x, x.t().contiguous().t()).sin().cpu(),
+                               torch.atan2(a, a).sin())
