@@ -199,29 +199,6 @@ bool Renderer::uses_var(int id, int v) const {
   return false;
 }
 
-// Whether a scatter's innermost loop writes a distinct element in each iteration and reads
-// no memory that it writes, so that its iterations may run as vector lanes (in order, each
-// element's updates still apply as they come): the index is something that loop does not
-// change plus a coordinate that moves with it (index_add's row base plus the column), and
-// no input is the output's memory.
-bool Renderer::scatter_rows_distinct() const {
-  std::vector<int> outs = output_vars();
-  if (k.out_dyn < 0 || outs.size() < 2 || !k.params[0]) return false;
-  for (size_t p = 1; p < k.params.size(); ++p)
-    if (!k.params[p] || k.params[p] == k.params[0]) return false;
-  for (const LNode& n : k.nodes)
-    if ((n.op == Op::Load || n.op == Op::Gather) && n.param == 0) return false;
-  const int in = outs.back();
-  const LNode& at = k.nodes[k.out_dyn];
-  if (at.op != Op::Add || at.src.size() != 2) return false;
-  for (int side = 0; side < 2; ++side) {
-    const LNode& moves = k.nodes[at.src[side]];
-    if (moves.op == Op::Iota && coef(moves.index, in) != 0 && !uses_var(at.src[1 - side], in))
-      return true;
-  }
-  return false;
-}
-
 // NOTE: softmax's output recomputes exp(x - max) that its sum already computed, element
 // for element. When a reduction placed outside the innermost output loop sums a value
 // that the output expression computes again along that loop, the reduction keeps its

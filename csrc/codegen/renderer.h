@@ -166,6 +166,8 @@ struct Renderer {
   bool same_expr(int a, int b, int r, int x) const;
   bool uses_var(int id, int v) const;
   bool scatter_rows_distinct() const;
+  void render_index_checks();
+  void render_scatter_store(int depth);
   void plan_prefetch(const ReducePlacement& hoist);
   void emit_prefetches(const std::string& ro, int lanes, int depth);
   int64_t stream_block() const;
