@@ -43,17 +43,7 @@ static inline double loom_fdiv_f64(double a, double b) {
   if (d - f > 0.5) f += 1;
   return f;
 }
-static inline float loom_fdiv_f32(float a, float b) {
-  if (b == 0) return a / b;
-  float m = fmodf(a, b), d = (a - m) / b;
-  if (m != 0 && ((b < 0) != (m < 0))) d -= 1;
-  if (d == 0) return copysignf(0.0f, a / b);
-  float f = floorf(d);
-  if (d - f > 0.5f) f += 1;
-  return f;
-}
 static inline double loom_rem_f64(double a, double b) { double m = fmod(a, b); if (m != 0 && ((b < 0) != (m < 0))) m += b; return m; }
-static inline float loom_rem_f32(float a, float b) { float m = fmodf(a, b); if (m != 0 && ((b < 0) != (m < 0))) m += b; return m; }
 static inline double loom_i2d(int64_t i) { union { int64_t i; double d; } u; u.i = i; return u.d; }
 /* NOTE [Float to integer]: C leaves a float outside the integer type's range undefined,
    and an optimizing compiler used that: a vectorized float -> uint8 cast of -2312.5 gave
@@ -441,7 +431,7 @@ std::string c_op(Op op, DType in, DType out, const std::vector<std::string>& a) 
               : int_helper("rem", in) + "(" + a[0] + ", " + a[1] + ")";
       break;
     case Op::Fmod:
-      e = flt ? fn("fmod", in) + "(" + a[0] + ", " + a[1] + ")"
+      e = flt ? vec_fn("fmod", in) + "(" + a[0] + ", " + a[1] + ")"
               : int_helper("fmod", in) + "(" + a[0] + ", " + a[1] + ")";
       break;
     case Op::Pow:

@@ -17,8 +17,8 @@ const char* c_math_prelude();
 // sin, cos, tan and their inverses of float32, vectorizable (codegen/trig_c.cpp), for the
 // kernels that use them.
 const char* c_trig_prelude();
-// log2, log10, exp2, expm1, sinh, cosh, asinh, acosh and atanh of float32 likewise
-// (codegen/wide_math_c.cpp).
+// log2, log10, exp2, expm1, sinh, cosh, asinh, acosh, atanh, fmod, remainder and floor
+// division of float32 likewise (codegen/wide_math_c.cpp).
 const char* c_wide_math_prelude();
 // Non-temporal block stores (NOTE [Streaming stores]), for the kernels that use them.
 const char* c_stream_prelude();

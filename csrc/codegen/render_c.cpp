@@ -523,7 +523,8 @@ std::string Renderer::render(bool entry) {
   if (entry && uses_any(k, {Op::Sin, Op::Cos, Op::Tan, Op::Asin, Op::Acos, Op::Atan, Op::Atan2}))
     os << c_trig_prelude();
   if (entry && uses_any(k, {Op::Log2, Op::Log10, Op::Exp2, Op::Expm1, Op::Sinh, Op::Cosh,
-                           Op::Asinh, Op::Acosh, Op::Atanh}))
+                           Op::Asinh, Op::Acosh, Op::Atanh, Op::Fmod, Op::Remainder,
+                           Op::FloorDiv}))
     os << c_wide_math_prelude();
   if (entry && uses_gamma(k)) os << c_gamma_prelude();
   if (entry && uses_special(k)) os << c_special_prelude();

@@ -168,6 +168,87 @@ def test_float64_is_libm(name, fn, ulps):
                                equal_nan=True)
 
 
+def _division_pairs():
+    """Pairs for fmod and its kin: every pair of specials, random bit patterns (exponent
+    gaps up to the widest, 276 bits), divisors a few binades below the dividend (where
+    one reduction step is too few or just enough), and small integers with exact ties."""
+    sp = _specials()
+    a, b = torch.meshgrid(sp, sp, indexing="ij")
+    g = torch.Generator().manual_seed(5)
+    bits = torch.randint(-2 ** 31, 2 ** 31, (2, 1 << 19), generator=g, dtype=torch.int64)
+    bits = bits.to(torch.int32).view(torch.float32)
+    near = torch.randn(1 << 18, generator=g) * 1e3
+    step = torch.randint(0, 120, (1 << 18,), generator=g).double()
+    far = (near.double() * torch.exp2(-step) * torch.randn(1 << 18, generator=g).double()).float()
+    ints = torch.randint(-1000, 1001, (2, 1 << 16), generator=g).float()
+    huge = torch.tensor([2.0 ** 127, -3.4e38, 1.7e38, 2.0 ** 100, 1e-30])
+    tiny = torch.tensor([1e-45, -1e-45, 2.8e-45, 1e-40, 1.1754942e-38, 0.7, -0.1])
+    ha, hb = torch.meshgrid(huge, tiny, indexing="ij")
+    return (torch.cat([a.flatten(), bits[0], near, ints[0], ha.flatten()]),
+            torch.cat([b.flatten(), bits[1], far, ints[1], hb.flatten()]))
+
+
+def _division_reference(fn, a, b):
+    """The CPU's result, but where the quotient is beyond float's range, where its
+    vectorized fmod gives NaN (its scalar tail and libm the exact value): there the float64
+    result, exact too."""
+    wide = ((a.double() / b.double()).abs() >= 2.0 ** 128) & a.isfinite()
+    return torch.where(wide, fn(a.double(), b.double()).to(a.dtype), fn(a, b))
+
+
+DIVISION_OPS = [
+    ("fmod", torch.fmod),
+    ("remainder", torch.remainder),
+    ("floor_divide", lambda a, b: torch.div(a, b, rounding_mode="floor")),
+]
+
+
+@pytest.mark.parametrize("name,fn", DIVISION_OPS, ids=[o[0] for o in DIVISION_OPS])
+def test_fmod_family_is_exact(name, fn):
+    """fmod is exact (NOTE [Float fmod] in wide_math_c.cpp): float32 fmod, remainder and
+    floor division equal the CPU's bit for bit, NaN where it is NaN, signed zeros too (but
+    where the quotient is beyond float's range: _division_reference)."""
+    a, b = _division_pairs()
+    got = fn(a.to(loom.device), b.to(loom.device)).cpu()
+    want = _division_reference(fn, a, b)
+    assert 1000 < int(((a.double() / b.double()).abs() >= 2.0 ** 128).sum()) < len(a) // 4
+    same = (got.view(torch.int32) == want.view(torch.int32)) | (got.isnan() & want.isnan())
+    worst = (~same).nonzero()[:3].flatten().tolist()
+    assert bool(same.all()), [(a[i].item(), b[i].item(), got[i].item(), want[i].item())
+                              for i in worst]
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_fmod_family_reduced_floats(dtype):
+    """Computed in float32 and rounded once: fmod and remainder are exact in the reduced
+    float too, so they equal the CPU's; floor division's quotient may round differently
+    where the CPU rounds each step to the reduced float, and stays within one step."""
+    a, b = _division_pairs()
+    keep = a.abs() < 6e4
+    a, b = a[keep].to(dtype), b[keep].to(dtype)
+    for name, fn in DIVISION_OPS:
+        got = fn(a.to(loom.device), b.to(loom.device)).cpu()
+        want = _division_reference(fn, a, b)
+        if name != "floor_divide":
+            assert torch.equal(got.isnan(), want.isnan()), name
+            ok = got.isnan() | (got.float().view(torch.int32) == want.float().view(torch.int32))
+            assert bool(ok.all()), name
+        else:
+            torch.testing.assert_close(got, want, atol=1, rtol=2 * torch.finfo(dtype).eps,
+                                       equal_nan=True)
+
+
+def test_fmod_kernel_vectorizes(tmp_path):
+    """The kernel calls Loom's fmod, not libm's, so its loop can be vectorized."""
+    prog = ("import torch, loom\n"
+            "x = torch.randn(4096)\n"
+            "y = torch.remainder(x.to(loom.device), 0.7).cpu()\n"
+            "assert torch.equal(y, torch.remainder(x, 0.7))\n")
+    body = "void kernel".join(kernel_sources(prog, tmp_path))
+    assert "loom_rem_f32(" in body
+    assert "fmodf(" not in body.replace("loom_fmodf(", "").replace("return fmodf(a, b)", "")
+
+
 def _gelu_exact(x):
     """GELU in float64 through erfc, accurate in both tails."""
     return x * 0.5 * torch.special.erfc(-x / math.sqrt(2))
