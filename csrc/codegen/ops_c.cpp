@@ -215,8 +215,12 @@ bool single(DType t) { return t != DType::Float64 && t != DType::Complex128; }
 std::string fn(const char* name, DType t) { return single(t) ? std::string(name) + "f" : name; }
 
 // Loom's own vectorizable float function (c_math_prelude) where there is one; libm's else.
+// Of float64, those c_double_math_prelude has.
 std::string vec_fn(const char* name, DType t) {
-  return single(t) ? std::string("loom_") + name + "f" : name;
+  if (single(t)) return std::string("loom_") + name + "f";
+  for (const char* own : {"exp", "expm1", "tanh", "sinh", "cosh", "log", "log1p"})
+    if (std::string(name) == own) return std::string("loom_") + name + "d";
+  return name;
 }
 
 std::string int_helper(const char* name, DType t) {

@@ -20,6 +20,9 @@ const char* c_trig_prelude();
 // log2, log10, exp2, expm1, sinh, cosh, asinh, acosh, atanh, fmod, remainder and floor
 // division of float32 likewise (codegen/wide_math_c.cpp).
 const char* c_wide_math_prelude();
+// exp, expm1, tanh, sinh, cosh, log and log1p of float64 likewise
+// (codegen/double_math_c.cpp).
+const char* c_double_math_prelude();
 // Non-temporal block stores (NOTE [Streaming stores]), for the kernels that use them.
 const char* c_stream_prelude();
 // lgamma, digamma, trigamma and zeta, for the kernels that use them (kept out of the

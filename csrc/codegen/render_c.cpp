@@ -481,6 +481,15 @@ bool Renderer::uses_gamma(const LKernel& k) {
   return k.prologue && uses_gamma(*k.prologue);
 }
 
+bool Renderer::uses_double_math(const LKernel& k) {
+  for (const LNode& n : k.nodes)
+    if (n.dtype == DType::Float64 &&
+        (n.op == Op::Exp || n.op == Op::Expm1 || n.op == Op::Tanh || n.op == Op::Sinh ||
+         n.op == Op::Cosh || n.op == Op::Sigmoid || n.op == Op::Log || n.op == Op::Log1p))
+      return true;
+  return k.prologue && uses_double_math(*k.prologue);
+}
+
 bool Renderer::uses_any(const LKernel& k, std::initializer_list<Op> ops) {
   for (Op op : ops)
     if (uses_op(k, op)) return true;
@@ -526,6 +535,7 @@ std::string Renderer::render(bool entry) {
                            Op::Asinh, Op::Acosh, Op::Atanh, Op::Fmod, Op::Remainder,
                            Op::FloorDiv}))
     os << c_wide_math_prelude();
+  if (entry && uses_double_math(k)) os << c_double_math_prelude();
   if (entry && uses_gamma(k)) os << c_gamma_prelude();
   if (entry && uses_special(k)) os << c_special_prelude();
   if (entry && uses_op(k, Op::Polynomial)) os << c_polynomial_prelude();

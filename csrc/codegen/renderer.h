@@ -153,6 +153,8 @@ struct Renderer {
   static bool uses_special(const LKernel& k);
   static bool uses_op(const LKernel& k, Op op);
   static bool uses_any(const LKernel& k, std::initializer_list<Op> ops);
+  // Float64 ops whose own functions c_double_math_prelude has.
+  static bool uses_double_math(const LKernel& k);
 
   // render_layout.cpp: how the loops walk memory.
   int column_tile() const;

@@ -98,7 +98,7 @@ static inline float loom_exp2f(float x) {
   return x == x ? v : x;
 }
 /* log(x) in double for x positive and finite. */
-static inline double loom_logd(double x) {
+static inline double loom_log_wide(double x) {
   double e, l = loom_log_core(x, &e);
   return LOOM_FMA(e, 0x1.62e42fefa39efp-1, l);
 }
@@ -110,7 +110,7 @@ static inline float loom_asinhf(float x) {
   double p = LOOM_FMA(z, -0x1.6db6db6db6db7p-5, 0x1.3333333333333p-4); /* -5/112, 3/40 */
   double small = LOOM_FMA(a * z, LOOM_FMA(z, p, -0x1.5555555555555p-3), a);
   int huge = a > 0x1p60;
-  double big = loom_logd((huge ? a : a + __builtin_sqrt(z + 1.0)) + (a == 0.0)) +
+  double big = loom_log_wide((huge ? a : a + __builtin_sqrt(z + 1.0)) + (a == 0.0)) +
                (huge ? 0x1.62e42fefa39efp-1 : 0.0);
   double v = a < 0x1p-10 ? small : big;
   return __builtin_isfinite(x) ? (float)__builtin_copysign(v, (double)x) : x;
@@ -119,14 +119,14 @@ static inline float loom_acoshf(float x) {
   double d = x;
   int in = d >= 1.0, huge = d > 0x1p60;
   double w = huge ? d : d + __builtin_sqrt(LOOM_FMA(d, d, -1.0));
-  double v = loom_logd(in ? w : 1.0) + (huge ? 0x1.62e42fefa39efp-1 : 0.0);
+  double v = loom_log_wide(in ? w : 1.0) + (huge ? 0x1.62e42fefa39efp-1 : 0.0);
   return in && __builtin_isfinite(x) ? (float)v : x == __builtin_inff() ? x : __builtin_nanf("");
 }
 static inline float loom_atanhf(float x) {
   double a = __builtin_fabs((double)x), z = a * a;
   double p = LOOM_FMA(z, 0x1.2492492492492p-3, 0x1.999999999999ap-3); /* 1/7, 1/5 */
   double small = LOOM_FMA(a * z, LOOM_FMA(z, p, 0x1.5555555555555p-2), a);
-  double big = 0.5 * loom_logd(a < 1.0 ? (1.0 + a) / (1.0 - a) : 1.0);
+  double big = 0.5 * loom_log_wide(a < 1.0 ? (1.0 + a) / (1.0 - a) : 1.0);
   double v = a < 0x1p-10 ? small : big;
   v = a == 1.0 ? __builtin_inf() : v;
   return a <= 1.0 ? (float)__builtin_copysign(v, (double)x) : __builtin_nanf("");
