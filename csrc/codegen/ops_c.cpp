@@ -19,20 +19,53 @@ static inline float loom_rb(float f) { return loom_bf2f(loom_f2bf(f)); }
 #define LOOM_MIN(a, v) ({ __typeof__(a) a_ = (a), v_ = (v), m_ = v_ < a_ ? v_ : a_; v_ != v_ ? v_ : m_; })
 static inline int32_t loom_fkey(float v) { union { float f; int32_t i; } u; u.f = v + 0.0f; return u.i >= 0 ? u.i : u.i ^ 0x7fffffff; }
 static inline int64_t loom_dkey(double v) { union { double f; int64_t i; } u; u.f = v + 0.0; return u.i >= 0 ? u.i : u.i ^ 0x7fffffffffffffffLL; }
+/* NOTE [Integer division]: an integer division instruction is scalar, and a loop over one
+   stayed scalar (int64 floor division of 1M elements: 6.9 ms against eager's 4.7). Here the
+   quotient comes from doubles, so that such loops vectorize. Below 32 bits the truncated
+   quotient of the doubles is exact (a / b is at least 1 / |a| >= 2^-31 away, relatively,
+   from the next integer; the double is within 2^-53). An int64 takes two rounds: the
+   double quotient, its exact remainder in wrapping arithmetic, the remainder's quotient,
+   and one step either way; 4e7 pairs of every magnitude and the extremes match C's
+   division. qdiv gives a = q b + r with q = trunc(a / b), for b other than 0 and -1. */
+#define LOOM_QDIV_NARROW(T) \
+  static inline T loom_qdiv_##T(T a, T b, T* r) { \
+    T q = (T)(int32_t)((double)a / (double)b); *r = (T)(a - q * b); return q; }
+LOOM_QDIV_NARROW(int8_t) LOOM_QDIV_NARROW(int16_t) LOOM_QDIV_NARROW(int32_t)
+static inline int64_t loom_qdiv_int64_t(int64_t a, int64_t b, int64_t* rem) {
+  int bmin = b == INT64_MIN;
+  int64_t bs = bmin ? 1 : b;
+  double inv = 1.0 / (double)bs, q0 = (double)a * inv;
+  q0 = q0 > 0x1.fffffffffffffp+62 ? 0x1.fffffffffffffp+62 : q0;
+  int64_t q = (int64_t)q0;
+  int64_t r = (int64_t)((uint64_t)a - (uint64_t)q * (uint64_t)bs);
+  int64_t q1 = (int64_t)((double)r * inv);
+  q = (int64_t)((uint64_t)q + (uint64_t)q1);
+  r = (int64_t)((uint64_t)r - (uint64_t)q1 * (uint64_t)bs);
+  int64_t ab = bs < 0 ? -bs : bs, sb = bs < 0 ? -1 : 1;
+  int up = a >= 0 ? r >= ab : r > 0, down = a >= 0 ? r < 0 : r <= -ab;
+  q = up ? q + sb : down ? q - sb : q;
+  r = up ? r - ab : down ? r + ab : r;
+  *rem = bmin ? (a == INT64_MIN ? 0 : a) : r;
+  return bmin ? a == INT64_MIN : q;
+}
 #define LOOM_INTDIV(T) \
-  static inline T loom_tdiv_##T(T a, T b) { if (b == 0) return 0; if (b == -1) return (T)(0 - (uint64_t)a); return a / b; } \
-  static inline T loom_fdiv_##T(T a, T b) { if (b == 0) return 0; if (b == -1) return (T)(0 - (uint64_t)a); \
-    T q = a / b; if ((a % b != 0) && ((a < 0) != (b < 0))) q--; return q; } \
-  static inline T loom_fmod_##T(T a, T b) { if (b == 0 || b == -1) return 0; return a % b; } \
-  static inline T loom_rem_##T(T a, T b) { if (b == 0 || b == -1) return 0; T r = a % b; \
-    if (r != 0 && ((r < 0) != (b < 0))) r += b; return r; } \
+  static inline T loom_tdiv_##T(T a, T b) { T r, q = loom_qdiv_##T(a, b == 0 || b == -1 ? 1 : b, &r); \
+    return b == 0 ? 0 : b == -1 ? (T)(0 - (uint64_t)a) : q; } \
+  static inline T loom_fdiv_##T(T a, T b) { T r, q = loom_qdiv_##T(a, b == 0 || b == -1 ? 1 : b, &r); \
+    q = r != 0 && ((r < 0) != (b < 0)) ? (T)(q - 1) : q; \
+    return b == 0 ? 0 : b == -1 ? (T)(0 - (uint64_t)a) : q; } \
+  static inline T loom_fmod_##T(T a, T b) { T r; loom_qdiv_##T(a, b == 0 || b == -1 ? 1 : b, &r); \
+    return b == 0 || b == -1 ? 0 : r; } \
+  static inline T loom_rem_##T(T a, T b) { T r; loom_qdiv_##T(a, b == 0 || b == -1 ? 1 : b, &r); \
+    r = r != 0 && ((r < 0) != (b < 0)) ? (T)(r + b) : r; return b == 0 || b == -1 ? 0 : r; } \
   static inline T loom_ipow_##T(T a, T b) { if (b < 0) { if (a == 1) return 1; if (a == -1) return (b & 1) ? -1 : 1; return 0; } \
     T r = 1; while (b) { if (b & 1) r = (T)(r * a); b >>= 1; a = (T)(a * a); } return r; }
 LOOM_INTDIV(int8_t) LOOM_INTDIV(int16_t) LOOM_INTDIV(int32_t) LOOM_INTDIV(int64_t)
-static inline uint8_t loom_tdiv_uint8_t(uint8_t a, uint8_t b) { return b ? a / b : 0; }
-static inline uint8_t loom_fdiv_uint8_t(uint8_t a, uint8_t b) { return b ? a / b : 0; }
-static inline uint8_t loom_fmod_uint8_t(uint8_t a, uint8_t b) { return b ? a % b : 0; }
-static inline uint8_t loom_rem_uint8_t(uint8_t a, uint8_t b) { return b ? a % b : 0; }
+static inline uint8_t loom_uq(uint8_t a, uint8_t b) { return (uint8_t)(int32_t)((double)a / (double)(b ? b : 1)); }
+static inline uint8_t loom_tdiv_uint8_t(uint8_t a, uint8_t b) { return b ? loom_uq(a, b) : 0; }
+static inline uint8_t loom_fdiv_uint8_t(uint8_t a, uint8_t b) { return b ? loom_uq(a, b) : 0; }
+static inline uint8_t loom_fmod_uint8_t(uint8_t a, uint8_t b) { return b ? (uint8_t)(a - loom_uq(a, b) * b) : 0; }
+static inline uint8_t loom_rem_uint8_t(uint8_t a, uint8_t b) { return b ? (uint8_t)(a - loom_uq(a, b) * b) : 0; }
 static inline uint8_t loom_ipow_uint8_t(uint8_t a, uint8_t b) { uint8_t r = 1; while (b) { if (b & 1) r *= a; b >>= 1; a *= a; } return r; }
 static inline double loom_fdiv_f64(double a, double b) {
   if (b == 0) return a / b;

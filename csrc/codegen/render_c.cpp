@@ -86,18 +86,38 @@ std::string Renderer::emit(int id, int depth) {
         scopes.back()[id] = x;
         return x;
       }
+      const std::string check = std::to_string(n.check);
+      if (c.nonzero && defer_checks) {  // NOTE [Deferred checks]
+        line(depth, "const " + T + " " + name + "r = " + x + ";");
+        line(depth, "if (strict && " + name + "r == 0) { loom_fault(fault, " + check +
+                        ", 0); return 1; }");
+        line(depth, "loom_seen |= " + name + "r == 0;");
+        line(depth, "const " + T + " " + name + " = " + name + "r == 0 ? (" + T + ")1 : " + name +
+                        "r;");
+        scopes.back()[id] = name;
+        return name;
+      }
       if (c.nonzero) {
         line(depth, "const " + T + " " + name + " = " + x + ";");
-        line(depth, "if (" + name + " == 0) { loom_fault(fault, " + std::to_string(n.check) +
-                        ", 0); return; }");
+        line(depth, "if (" + name + " == 0) { loom_fault(fault, " + check + ", 0); return; }");
         scopes.back()[id] = name;
         return name;
       }
       e = c.wrap ? "(" + x + " < 0 ? " + x + " + " + size + " : " + x + ")" : x;
+      if (defer_checks && !checks_done) {
+        line(depth, "const int64_t " + name + "r = " + e + ";");
+        line(depth, "const int " + name + "b = (uint64_t)" + name + "r >= (uint64_t)" + size + ";");
+        line(depth, "if (strict && " + name + "b) { loom_fault(fault, " + check + ", " + x +
+                        "); return 1; }");
+        line(depth, "loom_seen |= " + name + "b;");
+        line(depth, "const int64_t " + name + " = " + name + "b ? 0 : " + name + "r;");
+        scopes.back()[id] = name;
+        return name;
+      }
       line(depth, "const int64_t " + name + " = " + e + ";");
       if (!checks_done)
         line(depth, "if ((uint64_t)" + name + " >= (uint64_t)" + size + ") { loom_fault(fault, " +
-                        std::to_string(n.check) + ", " + x + "); return; }");
+                        check + ", " + x + "); return; }");
       scopes.back()[id] = name;
       return name;
     }
@@ -545,8 +565,25 @@ std::string Renderer::render(bool entry) {
     Renderer pro(*k.prologue);
     os << pro.render(false);
   }
-  os << (entry ? "void kernel" : "static void loom_prologue")
-     << "(char** bufs, int64_t start, int64_t end) {\n";
+  // NOTE [Deferred checks]: a check that returns from the kernel when it fails (an index out
+  // of range, an integer divisor of zero) kept every loop around it scalar: a loop with an
+  // exit does not vectorize. A kernel with checks that writes its output in place (not a
+  // scatter, whose checks run first, nor a batched kernel or one with a prologue) is now its
+  // body twice: each check records a failure in loom_seen and passes on a value that is
+  // safe to use (index 0, divisor 1), and only if one failed does the body run again in
+  // strict mode, where the first failed check reports its fault and returns. A kernel that
+  // may fault writes fresh memory (NOTE [Faults], schedule/realize.cpp), so what the first
+  // run wrote is never seen. Over 1M elements on two threads, with the division of NOTE
+  // [Integer division] (ops_c.cpp) and the faulting kernel run on the executor
+  // (launch.cpp): a gather along rows 0.72 -> 0.38 ms (eager 0.81), int64 floor division
+  // 6.9 -> 1.0 ms (eager 4.7-5.1), remainder 5.6 -> 1.0 (3.8-4.3).
+  defer_checks = entry && !k.batched && k.out_dyn < 0 && !k.prologue && uses_op(k, Op::Check);
+  if (defer_checks)
+    os << "static inline __attribute__((always_inline)) int loom_body(char** bufs, int64_t "
+          "start, int64_t end, const int strict) {\n  int loom_seen = 0;\n";
+  else
+    os << (entry ? "void kernel" : "static void loom_prologue")
+       << "(char** bufs, int64_t start, int64_t end) {\n";
   if (entry && k.prologue)
     line(1, "if (start == 0) loom_prologue(bufs, 0, " +
                 std::to_string(k.prologue->var_size.empty() ? 1 : k.prologue->var_size[0]) +
@@ -597,7 +634,7 @@ std::string Renderer::render(bool entry) {
     depth = open_output_loops(false, depth, false);
     render_column_tiles(tile, depth);
     while (depth > 1) line(--depth, "}");
-    os << "}\n";
+    close_kernel();
     return os.str();
   }
   const bool plain = !k.batched && k.scan_var < 0 && k.out_dyn < 0;
@@ -648,8 +685,18 @@ std::string Renderer::render(bool entry) {
   scopes.resize(outer_scopes);
   while (depth > 1) line(--depth, "}");
   if (stream_chunk) line(1, "loom_sfence();");
-  os << "}\n";
+  close_kernel();
   return os.str();
+}
+
+void Renderer::close_kernel() {
+  if (!defer_checks) {
+    os << "}\n";
+    return;
+  }
+  os << "  return loom_seen;\n}\n"
+     << "void kernel(char** bufs, int64_t start, int64_t end) {\n"
+     << "  if (loom_body(bufs, start, end, 0)) loom_body(bufs, start, end, 1);\n}\n";
 }
 
 void Renderer::store_extras(int depth) {

@@ -74,6 +74,9 @@ struct Renderer {
   // A scatter's indices were all checked before its loops (render): the checks in them
   // pass their values through.
   bool checks_done = false;
+  // NOTE [Deferred checks]: the kernel's checks record a failure and pass a safe value on;
+  // a rerun in strict mode stops at the first.
+  bool defer_checks = false;
   size_t base_scopes = 0;
   // Reductions emitted in a joint loop, or about to be (NOTE [Joint reductions]).
   std::set<int> joined;
@@ -155,6 +158,8 @@ struct Renderer {
   static bool uses_any(const LKernel& k, std::initializer_list<Op> ops);
   // Float64 ops whose own functions c_double_math_prelude has.
   static bool uses_double_math(const LKernel& k);
+  // Ends the kernel function (and adds the strict rerun, NOTE [Deferred checks]).
+  void close_kernel();
 
   // render_layout.cpp: how the loops walk memory.
   int column_tile() const;

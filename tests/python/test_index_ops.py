@@ -666,3 +666,18 @@ def test_large_masks_compact_in_chunks(dtype):
         w = xl.clone().requires_grad_()
         (w[ml] * 3).sum().backward()
         assert torch.equal(w.grad.cpu(), mask.float() * 3)
+
+
+def test_gather_fault_late_in_a_long_index():
+    """An out-of-range index at the end of a long gather raises the CPU's error (the
+    vectorized run records it, the strict rerun reports it: NOTE [Deferred checks])."""
+    x = torch.randn(512, 64)
+    idx = torch.randint(0, 64, (512, 64))
+    idx[-1, -1] = 64
+    raises_like_cpu(lambda: x.gather(1, idx),
+                    lambda: x.to(loom.device).gather(1, idx.to(loom.device)).cpu())
+    idx[-1, -1] = -1
+    raises_like_cpu(lambda: x.gather(1, idx),
+                    lambda: x.to(loom.device).gather(1, idx.to(loom.device)).cpu())
+    idx[-1, -1] = 63
+    assert torch.equal(x.to(loom.device).gather(1, idx.to(loom.device)).cpu(), x.gather(1, idx))
