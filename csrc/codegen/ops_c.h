@@ -23,6 +23,9 @@ const char* c_wide_math_prelude();
 // exp, expm1, tanh, sinh, cosh, log and log1p of float64 likewise
 // (codegen/double_math_c.cpp).
 const char* c_double_math_prelude();
+// sin, cos and tan of float64 likewise (codegen/double_trig_c.cpp): loom_sind_k(x, strict,
+// &seen) and so on (NOTE [Double trig]).
+const char* c_double_trig_prelude();
 // Non-temporal block stores (NOTE [Streaming stores]), for the kernels that use them.
 const char* c_stream_prelude();
 // lgamma, digamma, trigamma and zeta, for the kernels that use them (kept out of the

@@ -190,7 +190,11 @@ std::string Renderer::emit(int id, int depth) {
       std::vector<std::string> args;
       for (int s : n.src) args.push_back(emit(s, depth));
       DType in = k.nodes[n.src.back()].dtype;  // Where's condition is first
-      e = c_op(n.op, in, n.dtype, args);
+      if (is_double_trig(n))  // NOTE [Double trig]
+        e = std::string(n.op == Op::Sin ? "loom_sind_k(" : n.op == Op::Cos ? "loom_cosd_k(" : "loom_tand_k(") +
+            args[0] + ", strict, &loom_seen)";
+      else
+        e = c_op(n.op, in, n.dtype, args);
     }
   }
   line(depth, "const " + T + " " + name + " = " + e + ";");
@@ -501,6 +505,16 @@ bool Renderer::uses_gamma(const LKernel& k) {
   return k.prologue && uses_gamma(*k.prologue);
 }
 
+bool Renderer::is_double_trig(const LNode& n) {
+  return n.dtype == DType::Float64 && (n.op == Op::Sin || n.op == Op::Cos || n.op == Op::Tan);
+}
+
+bool Renderer::uses_double_trig(const LKernel& k) {
+  for (const LNode& n : k.nodes)
+    if (is_double_trig(n)) return true;
+  return k.prologue && uses_double_trig(*k.prologue);
+}
+
 bool Renderer::uses_double_math(const LKernel& k) {
   for (const LNode& n : k.nodes)
     if (n.dtype == DType::Float64 &&
@@ -556,6 +570,7 @@ std::string Renderer::render(bool entry) {
                            Op::FloorDiv}))
     os << c_wide_math_prelude();
   if (entry && uses_double_math(k)) os << c_double_math_prelude();
+  if (entry && uses_double_trig(k)) os << c_double_trig_prelude();
   if (entry && uses_gamma(k)) os << c_gamma_prelude();
   if (entry && uses_special(k)) os << c_special_prelude();
   if (entry && uses_op(k, Op::Polynomial)) os << c_polynomial_prelude();
@@ -577,13 +592,29 @@ std::string Renderer::render(bool entry) {
   // [Integer division] (ops_c.cpp) and the faulting kernel run on the executor
   // (launch.cpp): a gather along rows 0.72 -> 0.38 ms (eager 0.81), int64 floor division
   // 6.9 -> 1.0 ms (eager 4.7-5.1), remainder 5.6 -> 1.0 (3.8-4.3).
-  defer_checks = entry && !k.batched && k.out_dyn < 0 && !k.prologue && uses_op(k, Op::Check);
-  if (defer_checks)
+  //
+  // Float64 sin, cos and tan leave their large-argument path to the strict run the same way
+  // (NOTE [Double trig]), where rerunning is safe without checks: a kernel that reads no
+  // memory it writes and stores nothing beside its output.
+  auto same_mem = [&](size_t p) {
+    return !k.params[0] || !k.params[p] || k.params[p] == k.params[0];
+  };
+  bool out_alone = true;
+  for (size_t p = 1; p < k.params.size(); ++p) out_alone &= !same_mem(p);
+  bool reads_out = false;
+  for (const LNode& n : k.nodes) reads_out |= (n.op == Op::Load || n.op == Op::Gather) && n.param == 0;
+  const bool trig = uses_double_trig(k) && !k.prologue;
+  defer_checks = entry && !k.batched && k.out_dyn < 0 && !k.prologue &&
+                 (uses_op(k, Op::Check) ||
+                  (trig && out_alone && !reads_out && k.params[0] && k.extra.empty()));
+  if (defer_checks) {
     os << "static inline __attribute__((always_inline)) int loom_body(char** bufs, int64_t "
           "start, int64_t end, const int strict) {\n  int loom_seen = 0;\n";
-  else
+  } else {
     os << (entry ? "void kernel" : "static void loom_prologue")
        << "(char** bufs, int64_t start, int64_t end) {\n";
+    if (uses_double_trig(k)) line(1, "const int strict = 1; int loom_seen = 0;");
+  }
   if (entry && k.prologue)
     line(1, "if (start == 0) loom_prologue(bufs, 0, " +
                 std::to_string(k.prologue->var_size.empty() ? 1 : k.prologue->var_size[0]) +
@@ -592,11 +623,6 @@ std::string Renderer::render(bool entry) {
   // and says so, so that the compiler may keep loads (and what they feed: a batch norm's
   // per-channel scale) out of loops that store. Parameters are the same allocation only
   // when they are the same Memory; the output without such a twin is restrict too.
-  auto same_mem = [&](size_t p) {
-    return !k.params[0] || !k.params[p] || k.params[p] == k.params[0];
-  };
-  bool out_alone = true;
-  for (size_t p = 1; p < k.params.size(); ++p) out_alone &= !same_mem(p);
   for (size_t p = 0; p < k.params.size(); ++p) {
     std::string t = c_storage_type(k.param_dtype[p]);
     const bool restrict = p == 0 ? out_alone && k.params[0] : !same_mem(p);

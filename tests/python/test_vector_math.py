@@ -160,8 +160,9 @@ def test_reduced_float(name, fn, ulps, dtype):
     torch.testing.assert_close(got, want, atol=0, rtol=torch.finfo(dtype).eps, equal_nan=True)
 
 
-# Loom's own float64 functions (codegen/double_math_c.cpp, NOTE [Double math]) and the
-# largest ulp error a sweep over 4e7 inputs found against a long double reference.
+# Loom's own float64 functions (codegen/double_math_c.cpp and double_trig_c.cpp, NOTE
+# [Double math] and [Double trig]) and the largest ulp error a sweep over 4e7 (trig: 8e6)
+# inputs found against a long double reference.
 DOUBLE_OPS = [
     ("exp", torch.exp, "exp", 0.68),
     ("expm1", torch.expm1, "expm1", 0.92),
@@ -170,6 +171,9 @@ DOUBLE_OPS = [
     ("cosh", torch.cosh, "cosh", 0.81),
     ("log", torch.log, "log", 0.84),
     ("log1p", torch.log1p, "log1p", 0.84),
+    ("sin", torch.sin, "sin", 0.73),
+    ("cos", torch.cos, "cos", 0.74),
+    ("tan", torch.tan, "tan", 0.85),
 ]
 
 
@@ -245,6 +249,30 @@ def test_float64_own_functions(name, fn, mp_name, ulps):
     ref = exact(x[finite][::37])
     keep = ref.isfinite() & (ref.abs() >= torch.finfo(torch.float64).tiny)
     assert int(_ulps64(got[finite][::37], ref)[keep].max()) <= 1
+
+
+def test_float64_trig_large_arguments_rerun():
+    """Arguments above 2^29 take the Payne-Hanek path in a strict rerun of the kernel (NOTE
+    [Double trig]): one huge value among small ones, in a long tensor, in a fused chain and
+    a reduction, on a transposed input, and a kernel that writes its own input."""
+    g = torch.Generator().manual_seed(7)
+    x = torch.randn(4096, 64, generator=g, dtype=torch.float64) * 10
+    x[4000, 5] = 1e22
+    x[17, 0] = -float.fromhex("0x1.6ac5b262ca1ffp+849")
+    x[100, 63] = 2.0 ** 29 + 1
+    xl = x.to(loom.device)
+    for fn in (torch.sin, torch.cos, torch.tan, lambda t: t.t().sin().t().contiguous()):
+        torch.testing.assert_close(fn(xl).cpu(), fn(x), rtol=4e-16, atol=1e-300)
+    # Summed in another order than the CPU's: within the sum's own rounding.
+    fn = lambda t: (t.sin() * 2 + t.cos()).sum(1)  # noqa: E731
+    torch.testing.assert_close(fn(xl).cpu(), fn(x), rtol=0, atol=1e-13)
+    y = xl.clone()
+    y.sin_()
+    torch.testing.assert_close(y.cpu(), x.sin(), rtol=4e-16, atol=0)
+    y[1:] = y[:-1].cos()
+    want = x.sin()
+    want[1:] = want[:-1].clone().cos()
+    torch.testing.assert_close(y.cpu(), want, rtol=4e-16, atol=0)
 
 
 def test_float64_softplus_calls_loom_functions(tmp_path):
