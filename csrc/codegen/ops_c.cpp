@@ -256,6 +256,14 @@ std::string vec_fn(const char* name, DType t) {
   return name;
 }
 
+// Results are rounded to their dtype after every op, as eager computes them.
+std::string rounded(const std::string& e, DType out) {
+  if (out == DType::Float16) return "loom_rh(" + e + ")";
+  if (out == DType::BFloat16) return "loom_rb(" + e + ")";
+  if (out == DType::Bool) return "(uint8_t)((" + e + ") != 0)";
+  return "(" + std::string(compute_ctype(out)) + ")(" + e + ")";
+}
+
 std::string int_helper(const char* name, DType t) {
   return std::string("loom_") + name + "_" + storage_ctype(t);
 }
@@ -397,9 +405,9 @@ std::string c_op(Op op, DType in, DType out, const std::vector<std::string>& a) 
     case Op::Log1p: e = vec_fn("log1p", in) + x(0); break;
     case Op::Sqrt: e = fn("sqrt", in) + x(0); break;
     case Op::Rsqrt: e = "(1 / " + fn("sqrt", in) + x(0) + ")"; break;
-    case Op::Sin: e = vec_fn("sin", in) + x(0); break;
-    case Op::Cos: e = vec_fn("cos", in) + x(0); break;
-    case Op::Tan: e = vec_fn("tan", in) + x(0); break;
+    case Op::Sin:
+    case Op::Cos:
+    case Op::Tan: return c_trig_call(op, in, out, a[0]);
     case Op::Asin: e = vec_fn("asin", in) + x(0); break;
     case Op::Acos: e = vec_fn("acos", in) + x(0); break;
     case Op::Atan: e = vec_fn("atan", in) + x(0); break;
@@ -518,11 +526,13 @@ std::string c_op(Op op, DType in, DType out, const std::vector<std::string>& a) 
     default:
       throw std::logic_error(std::string("loom: the C renderer cannot render ") + op_name(op));
   }
-  // Results are rounded to their dtype after every op, as eager computes them.
-  if (out == DType::Float16) return "loom_rh(" + e + ")";
-  if (out == DType::BFloat16) return "loom_rb(" + e + ")";
-  if (out == DType::Bool) return "(uint8_t)((" + e + ") != 0)";
-  return "(" + std::string(compute_ctype(out)) + ")(" + e + ")";
+  return rounded(e, out);
+}
+
+std::string c_trig_call(Op op, DType in, DType out, const std::string& a) {
+  const char* name = op == Op::Sin ? "loom_sin" : op == Op::Cos ? "loom_cos" : "loom_tan";
+  return rounded(std::string(name) + (single(in) ? "f" : "d") + "_k(" + a + ", strict, &loom_seen)",
+                 out);
 }
 
 std::string c_reduce_init(ReduceKind k, DType t) {

@@ -47,6 +47,10 @@ const char* c_igamma_prelude();
 std::string c_igamma(int upper, DType t, const std::string& a, const std::string& x);
 // Expression for `op` on arguments of compute dtype `in`, giving dtype `out`.
 std::string c_op(Op op, DType in, DType out, const std::vector<std::string>& a);
+// sin, cos or tan of a float (compute dtype `in`): its function's _k form, whose argument
+// reduction for large arguments runs only where `strict` (NOTE [Double trig]); `strict` and
+// `loom_seen` are the kernel function's.
+std::string c_trig_call(Op op, DType in, DType out, const std::string& a);
 std::string c_cast(DType from, DType to, const std::string& a);
 // Storage <-> compute conversions.
 std::string c_load(DType t, const std::string& lvalue);

@@ -190,11 +190,7 @@ std::string Renderer::emit(int id, int depth) {
       std::vector<std::string> args;
       for (int s : n.src) args.push_back(emit(s, depth));
       DType in = k.nodes[n.src.back()].dtype;  // Where's condition is first
-      if (is_double_trig(n))  // NOTE [Double trig]
-        e = std::string(n.op == Op::Sin ? "loom_sind_k(" : n.op == Op::Cos ? "loom_cosd_k(" : "loom_tand_k(") +
-            args[0] + ", strict, &loom_seen)";
-      else
-        e = c_op(n.op, in, n.dtype, args);
+      e = c_op(n.op, in, n.dtype, args);
     }
   }
   line(depth, "const " + T + " " + name + " = " + e + ";");
@@ -505,14 +501,14 @@ bool Renderer::uses_gamma(const LKernel& k) {
   return k.prologue && uses_gamma(*k.prologue);
 }
 
-bool Renderer::is_double_trig(const LNode& n) {
-  return n.dtype == DType::Float64 && (n.op == Op::Sin || n.op == Op::Cos || n.op == Op::Tan);
+bool Renderer::is_trig(const LNode& n) {
+  return is_floating(n.dtype) && (n.op == Op::Sin || n.op == Op::Cos || n.op == Op::Tan);
 }
 
-bool Renderer::uses_double_trig(const LKernel& k) {
+bool Renderer::uses_trig(const LKernel& k, bool dbl) {
   for (const LNode& n : k.nodes)
-    if (is_double_trig(n)) return true;
-  return k.prologue && uses_double_trig(*k.prologue);
+    if (is_trig(n) && (!dbl || n.dtype == DType::Float64)) return true;
+  return k.prologue && uses_trig(*k.prologue, dbl);
 }
 
 bool Renderer::uses_double_math(const LKernel& k) {
@@ -570,7 +566,7 @@ std::string Renderer::render(bool entry) {
                            Op::FloorDiv}))
     os << c_wide_math_prelude();
   if (entry && uses_double_math(k)) os << c_double_math_prelude();
-  if (entry && uses_double_trig(k)) os << c_double_trig_prelude();
+  if (entry && uses_trig(k, true)) os << c_double_trig_prelude();
   if (entry && uses_gamma(k)) os << c_gamma_prelude();
   if (entry && uses_special(k)) os << c_special_prelude();
   if (entry && uses_op(k, Op::Polynomial)) os << c_polynomial_prelude();
@@ -603,7 +599,7 @@ std::string Renderer::render(bool entry) {
   for (size_t p = 1; p < k.params.size(); ++p) out_alone &= !same_mem(p);
   bool reads_out = false;
   for (const LNode& n : k.nodes) reads_out |= (n.op == Op::Load || n.op == Op::Gather) && n.param == 0;
-  const bool trig = uses_double_trig(k) && !k.prologue;
+  const bool trig = uses_trig(k, false) && !k.prologue;
   defer_checks = entry && !k.batched && k.out_dyn < 0 && !k.prologue &&
                  (uses_op(k, Op::Check) ||
                   (trig && out_alone && !reads_out && k.params[0] && k.extra.empty()));
@@ -613,7 +609,7 @@ std::string Renderer::render(bool entry) {
   } else {
     os << (entry ? "void kernel" : "static void loom_prologue")
        << "(char** bufs, int64_t start, int64_t end) {\n";
-    if (uses_double_trig(k)) line(1, "const int strict = 1; int loom_seen = 0;");
+    if (uses_trig(k, false)) line(1, "const int strict = 1; int loom_seen = 0;");
   }
   if (entry && k.prologue)
     line(1, "if (start == 0) loom_prologue(bufs, 0, " +

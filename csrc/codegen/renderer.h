@@ -158,9 +158,9 @@ struct Renderer {
   static bool uses_any(const LKernel& k, std::initializer_list<Op> ops);
   // Float64 ops whose own functions c_double_math_prelude has.
   static bool uses_double_math(const LKernel& k);
-  // Float64 sin, cos, tan (NOTE [Double trig]).
-  static bool is_double_trig(const LNode& n);
-  static bool uses_double_trig(const LKernel& k);
+  // Float sin, cos, tan (NOTE [Double trig]); of float64 alone where `dbl`.
+  static bool is_trig(const LNode& n);
+  static bool uses_trig(const LKernel& k, bool dbl);
   // Ends the kernel function (and adds the strict rerun, NOTE [Deferred checks]).
   void close_kernel();
 

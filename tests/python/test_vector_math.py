@@ -251,28 +251,32 @@ def test_float64_own_functions(name, fn, mp_name, ulps):
     assert int(_ulps64(got[finite][::37], ref)[keep].max()) <= 1
 
 
-def test_float64_trig_large_arguments_rerun():
-    """Arguments above 2^29 take the Payne-Hanek path in a strict rerun of the kernel (NOTE
-    [Double trig]): one huge value among small ones, in a long tensor, in a fused chain and
-    a reduction, on a transposed input, and a kernel that writes its own input."""
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_trig_large_arguments_rerun(dtype):
+    """Arguments above 2^29 (float32: 2^28) take the Payne-Hanek path in a strict rerun of
+    the kernel (NOTE [Double trig]): a few huge values among small ones, in a long tensor,
+    in a fused chain and a reduction, on a transposed input, and in a kernel that writes its
+    own input (which has the large path from the start)."""
     g = torch.Generator().manual_seed(7)
-    x = torch.randn(4096, 64, generator=g, dtype=torch.float64) * 10
-    x[4000, 5] = 1e22
-    x[17, 0] = -float.fromhex("0x1.6ac5b262ca1ffp+849")
-    x[100, 63] = 2.0 ** 29 + 1
+    x = torch.randn(4096, 64, generator=g, dtype=dtype) * 10
+    x[4000, 5] = 1e22 if dtype == torch.float64 else 1e30
+    x[17, 0] = -float.fromhex("0x1.6ac5b262ca1ffp+849") if dtype == torch.float64 else -3e38
+    x[100, 63] = 2.0 ** 29 + 1 if dtype == torch.float64 else 2.0 ** 28 + 32
     xl = x.to(loom.device)
+    tol = dict(rtol=4e-16, atol=1e-300) if dtype == torch.float64 else dict(rtol=2.4e-7, atol=1e-38)
     for fn in (torch.sin, torch.cos, torch.tan, lambda t: t.t().sin().t().contiguous()):
-        torch.testing.assert_close(fn(xl).cpu(), fn(x), rtol=4e-16, atol=1e-300)
+        torch.testing.assert_close(fn(xl).cpu(), fn(x), **tol)
     # Summed in another order than the CPU's: within the sum's own rounding.
     fn = lambda t: (t.sin() * 2 + t.cos()).sum(1)  # noqa: E731
-    torch.testing.assert_close(fn(xl).cpu(), fn(x), rtol=0, atol=1e-13)
+    torch.testing.assert_close(fn(xl).cpu(), fn(x), rtol=0,
+                               atol=1e-13 if dtype == torch.float64 else 1e-4)
     y = xl.clone()
     y.sin_()
-    torch.testing.assert_close(y.cpu(), x.sin(), rtol=4e-16, atol=0)
+    torch.testing.assert_close(y.cpu(), x.sin(), **tol)
     y[1:] = y[:-1].cos()
     want = x.sin()
     want[1:] = want[:-1].clone().cos()
-    torch.testing.assert_close(y.cpu(), want, rtol=4e-16, atol=0)
+    torch.testing.assert_close(y.cpu(), want, **tol)
 
 
 def test_float64_softplus_calls_loom_functions(tmp_path):
