@@ -27,19 +27,6 @@ namespace loom {
 // hardware fma, libm's functions are called.
 const char* c_double_math_prelude() {
   return R"(#ifdef __FMA__
-/* (e^r - 1 - r - r^2/2) / r^3 for |r| <= 0.35, by Taylor to r^13. */
-static inline double loom_dexp_poly3(double r) {
-  double p = LOOM_FMA(r, 0x1.6124613a86d09p-33, 0x1.1eed8eff8d898p-29);
-  p = LOOM_FMA(r, p, 0x1.ae64567f544e4p-26);
-  p = LOOM_FMA(r, p, 0x1.27e4fb7789f5cp-22);
-  p = LOOM_FMA(r, p, 0x1.71de3a556c734p-19);
-  p = LOOM_FMA(r, p, 0x1.a01a01a01a01ap-16);
-  p = LOOM_FMA(r, p, 0x1.a01a01a01a01ap-13);
-  p = LOOM_FMA(r, p, 0x1.6c16c16c16c17p-10);
-  p = LOOM_FMA(r, p, 0x1.1111111111111p-7);
-  p = LOOM_FMA(r, p, 0x1.5555555555555p-5);
-  return LOOM_FMA(r, p, 0x1.5555555555555p-3);
-}
 /* x = n ln2 + rh + rl, |rh| <= ln2/2 (ln2's first part ends in 11 zero bits, so n times
    it, and x less that, are exact); n in *n, rl in *rl. */
 static inline double loom_dexp_reduce(double x, double* n, double* rl) {

@@ -401,30 +401,33 @@ static inline double loom_dcos_pair(double r, double rl, double* lo) {
   *lo = e + (LOOM_FMA(z * z, p, -0.5 * zl) - r * rl);
   return w;
 }
-static inline __attribute__((always_inline)) double loom_sind_k(double x, const int strict, int* seen) {
+/* |x| = q pi/2 + r; sin r and cos r as pairs. */
+static inline __attribute__((always_inline)) int64_t loom_dtrig_parts(double x, const int strict,
+    int* seen, double* sh, double* sl, double* ch, double* cl) {
   double rl; int64_t q;
   double r = loom_dtrig_reduce(x, &rl, &q, strict, seen);
-  double sl, sh = loom_dsin_pair(r, rl, &sl);
-  double cl, ch = loom_dcos_pair(r, rl, &cl);
+  *sh = loom_dsin_pair(r, rl, sl);
+  *ch = loom_dcos_pair(r, rl, cl);
+  return q;
+}
+static inline __attribute__((always_inline)) double loom_sind_k(double x, const int strict, int* seen) {
+  double sh, sl, ch, cl;
+  int64_t q = loom_dtrig_parts(x, strict, seen, &sh, &sl, &ch, &cl);
   double v = (q & 1) ? ch + cl : sh + sl;
   v = (q & 2) ? -v : v;
   v = x < 0.0 ? -v : v;
   return x == 0.0 ? x : __builtin_isfinite(x) ? v : x - x;
 }
 static inline __attribute__((always_inline)) double loom_cosd_k(double x, const int strict, int* seen) {
-  double rl; int64_t q;
-  double r = loom_dtrig_reduce(x, &rl, &q, strict, seen);
-  double sl, sh = loom_dsin_pair(r, rl, &sl);
-  double cl, ch = loom_dcos_pair(r, rl, &cl);
+  double sh, sl, ch, cl;
+  int64_t q = loom_dtrig_parts(x, strict, seen, &sh, &sl, &ch, &cl);
   double v = (q & 1) ? sh + sl : ch + cl;
   v = ((q + 1) & 2) ? -v : v;
   return __builtin_isfinite(x) ? v : x - x;
 }
 static inline __attribute__((always_inline)) double loom_tand_k(double x, const int strict, int* seen) {
-  double rl; int64_t q;
-  double r = loom_dtrig_reduce(x, &rl, &q, strict, seen);
-  double sl, sh = loom_dsin_pair(r, rl, &sl);
-  double cl, ch = loom_dcos_pair(r, rl, &cl);
+  double sh, sl, ch, cl;
+  int64_t q = loom_dtrig_parts(x, strict, seen, &sh, &sl, &ch, &cl);
   /* tan = s / c, or -c / s in odd quadrants: the quotient corrected by its remainder */
   int odd = q & 1;
   double s2 = sh + sl, c2 = ch + cl;

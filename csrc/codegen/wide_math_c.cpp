@@ -44,18 +44,7 @@ static inline float loom_log10f(float x) {
 }
 /* e^r - 1 for |r| <= 0.35 by its series to r^13. */
 static inline double loom_expm1_series(double r) {
-  double p = LOOM_FMA(r, 0x1.6124613a86d09p-33, 0x1.1eed8eff8d898p-29);
-  p = LOOM_FMA(r, p, 0x1.ae64567f544e4p-26);
-  p = LOOM_FMA(r, p, 0x1.27e4fb7789f5cp-22);
-  p = LOOM_FMA(r, p, 0x1.71de3a556c734p-19);
-  p = LOOM_FMA(r, p, 0x1.a01a01a01a01ap-16);
-  p = LOOM_FMA(r, p, 0x1.a01a01a01a01ap-13);
-  p = LOOM_FMA(r, p, 0x1.6c16c16c16c17p-10);
-  p = LOOM_FMA(r, p, 0x1.1111111111111p-7);
-  p = LOOM_FMA(r, p, 0x1.5555555555555p-5);
-  p = LOOM_FMA(r, p, 0x1.5555555555555p-3);
-  p = LOOM_FMA(r, p, 0.5);
-  return LOOM_FMA(r * r, p, r);
+  return LOOM_FMA(r * r, LOOM_FMA(r, loom_dexp_poly3(r), 0.5), r);
 }
 /* e^x - 1 for x in [-40, 90] in double: 2^n (1 + p) - 1 with x = n ln 2 + r, p = e^r - 1. */
 static inline double loom_expm1_core(double x) {

@@ -44,11 +44,13 @@ def _values(n=1 << 20, seed=0):
 
 
 def _ulps(got, want):
-    """Distance in representable float32 values; NaNs match NaNs only."""
-    gi = got.view(torch.int32).to(torch.int64)
-    wi = want.view(torch.int32).to(torch.int64)
-    gi = torch.where(gi < 0, -(gi & 0x7FFFFFFF), gi)
-    wi = torch.where(wi < 0, -(wi & 0x7FFFFFFF), wi)
+    """Distance in representable float32 (or float64) values; NaNs match NaNs only."""
+    wide = got.dtype == torch.float64
+    gi = got.view(torch.int64) if wide else got.view(torch.int32).to(torch.int64)
+    wi = want.view(torch.int64) if wide else want.view(torch.int32).to(torch.int64)
+    mask = 2 ** 63 - 1 if wide else 0x7FFFFFFF
+    gi = torch.where(gi < 0, -(gi & mask), gi)
+    wi = torch.where(wi < 0, -(wi & mask), wi)
     d = (gi - wi).abs()
     both_nan = got.isnan() & want.isnan()
     one_nan = got.isnan() ^ want.isnan()
@@ -115,17 +117,24 @@ def test_float32_accuracy(name, fn, ulps):
     assert torch.equal(got[zeros].signbit(), want[zeros].signbit())
 
 
+def _pair_values(seed, n):
+    """Every pair of specials then n pairs of random bit patterns (as two flat tensors),
+    2^18 values near 1e3 for the caller's own pairs, and the generator."""
+    sp = _specials()
+    a, b = torch.meshgrid(sp, sp, indexing="ij")
+    g = torch.Generator().manual_seed(seed)
+    bits = torch.randint(-2 ** 31, 2 ** 31, (2, n), generator=g, dtype=torch.int64)
+    bits = bits.to(torch.int32).view(torch.float32)
+    near = torch.randn(1 << 18, generator=g) * 1e3
+    return torch.cat([a.flatten(), bits[0]]), torch.cat([b.flatten(), bits[1]]), near, g
+
+
 def test_atan2_accuracy_and_specials():
     """atan2 over every pair of specials (signed zeros, infinities, NaN), random bit
     patterns and arguments close in magnitude: within 1 ulp of float64, as the CPU's."""
-    sp = _specials()
-    y, x = torch.meshgrid(sp, sp, indexing="ij")
-    g = torch.Generator().manual_seed(3)
-    bits = torch.randint(-2 ** 31, 2 ** 31, (2, 1 << 20), generator=g, dtype=torch.int64)
-    bits = bits.to(torch.int32).view(torch.float32)
-    near = torch.randn(1 << 18, generator=g) * 1e3
-    ys = torch.cat([y.flatten(), bits[0], near])
-    xs = torch.cat([x.flatten(), bits[1], near * (1 + torch.randn(1 << 18, generator=g) * 1e-3)])
+    y, x, near, g = _pair_values(3, 1 << 20)
+    ys = torch.cat([y, near])
+    xs = torch.cat([x, near * (1 + torch.randn(1 << 18, generator=g) * 1e-3)])
     got = torch.atan2(ys.to(loom.device), xs.to(loom.device)).cpu()
     exact = torch.atan2(ys.double(), xs.double()).float()
     worst = int(_ulps(got, exact).argmax())
@@ -195,20 +204,6 @@ def _double_values(seed=0):
     return torch.cat([special, wide] + grids)
 
 
-def _ulps64(got, want):
-    """float64 distance in representable values; NaNs match NaNs only."""
-    gi = got.view(torch.int64)
-    wi = want.view(torch.int64)
-    big = 2 ** 63 - 1
-    gi = torch.where(gi < 0, -(gi & big), gi)
-    wi = torch.where(wi < 0, -(wi & big), wi)
-    d = (gi - wi).abs()
-    both_nan = got.isnan() & want.isnan()
-    one_nan = got.isnan() ^ want.isnan()
-    d = torch.where(both_nan, torch.zeros_like(d), d)
-    return torch.where(one_nan, torch.full_like(d, 1 << 40), d)
-
-
 @pytest.mark.parametrize("name,fn,mp_name,ulps", DOUBLE_OPS, ids=[o[0] for o in DOUBLE_OPS])
 def test_float64_own_functions(name, fn, mp_name, ulps):
     """Within one ulp of the exact result (mpmath at 40 digits, on a sample), within two of
@@ -234,21 +229,21 @@ def test_float64_own_functions(name, fn, mp_name, ulps):
     early = want.isinf() & got.isfinite()
     assert int(early.sum()) < 500
     if early.any():
-        assert int(_ulps64(got[early], exact(x[early])).max()) <= 1
+        assert int(_ulps(got[early], exact(x[early])).max()) <= 1
         want = torch.where(early, got, want)
     finite = want.isfinite() & got.isfinite()
     assert torch.equal(got.isnan(), want.isnan())
     inf = ~finite & ~want.isnan()
     bad = (got[inf] != want[inf]).nonzero().flatten()[:3]
     assert len(bad) == 0, [(x[inf][i].item(), got[inf][i].item(), want[inf][i].item()) for i in bad]
-    assert int(_ulps64(got, want)[finite].max()) <= 2
+    assert int(_ulps(got, want)[finite].max()) <= 2
     # Where both are zero (the CPU's log1p of a subnormal is 0, Loom's the subnormal).
     zeros = (want == 0) & (got == 0)
     assert torch.equal(got[zeros].signbit(), want[zeros].signbit())
     # Against the exact value: every 37th input (subnormal results aside).
     ref = exact(x[finite][::37])
     keep = ref.isfinite() & (ref.abs() >= torch.finfo(torch.float64).tiny)
-    assert int(_ulps64(got[finite][::37], ref)[keep].max()) <= 1
+    assert int(_ulps(got[finite][::37], ref)[keep].max()) <= 1
 
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
@@ -303,20 +298,15 @@ def _division_pairs():
     """Pairs for fmod and its kin: every pair of specials, random bit patterns (exponent
     gaps up to the widest, 276 bits), divisors a few binades below the dividend (where
     one reduction step is too few or just enough), and small integers with exact ties."""
-    sp = _specials()
-    a, b = torch.meshgrid(sp, sp, indexing="ij")
-    g = torch.Generator().manual_seed(5)
-    bits = torch.randint(-2 ** 31, 2 ** 31, (2, 1 << 19), generator=g, dtype=torch.int64)
-    bits = bits.to(torch.int32).view(torch.float32)
-    near = torch.randn(1 << 18, generator=g) * 1e3
+    a, b, near, g = _pair_values(5, 1 << 19)
     step = torch.randint(0, 120, (1 << 18,), generator=g).double()
     far = (near.double() * torch.exp2(-step) * torch.randn(1 << 18, generator=g).double()).float()
     ints = torch.randint(-1000, 1001, (2, 1 << 16), generator=g).float()
     huge = torch.tensor([2.0 ** 127, -3.4e38, 1.7e38, 2.0 ** 100, 1e-30])
     tiny = torch.tensor([1e-45, -1e-45, 2.8e-45, 1e-40, 1.1754942e-38, 0.7, -0.1])
     ha, hb = torch.meshgrid(huge, tiny, indexing="ij")
-    return (torch.cat([a.flatten(), bits[0], near, ints[0], ha.flatten()]),
-            torch.cat([b.flatten(), bits[1], far, ints[1], hb.flatten()]))
+    return (torch.cat([a, near, ints[0], ha.flatten()]),
+            torch.cat([b, far, ints[1], hb.flatten()]))
 
 
 def _division_reference(fn, a, b):
