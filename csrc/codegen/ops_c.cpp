@@ -467,17 +467,21 @@ std::string c_op(Op op, DType in, DType out, const std::vector<std::string>& a) 
       e = flt ? fn("trunc", in) + "(" + x(0) + " / " + x(1) + ")"
               : int_helper("tdiv", in) + "(" + a[0] + ", " + a[1] + ")";
       break;
+    // Float32's take the kernel's strict flag (NOTE [Float fmod]).
     case Op::FloorDiv:
-      e = flt ? std::string(single(in) ? "loom_fdiv_f32(" : "loom_fdiv_f64(") + a[0] + ", " + a[1] + ")"
-              : int_helper("fdiv", in) + "(" + a[0] + ", " + a[1] + ")";
+      e = !flt ? int_helper("fdiv", in) + "(" + a[0] + ", " + a[1] + ")"
+          : single(in) ? "loom_fdiv_f32_k(" + a[0] + ", " + a[1] + ", strict, &loom_seen)"
+                       : "loom_fdiv_f64(" + a[0] + ", " + a[1] + ")";
       break;
     case Op::Remainder:
-      e = flt ? std::string(single(in) ? "loom_rem_f32(" : "loom_rem_f64(") + a[0] + ", " + a[1] + ")"
-              : int_helper("rem", in) + "(" + a[0] + ", " + a[1] + ")";
+      e = !flt ? int_helper("rem", in) + "(" + a[0] + ", " + a[1] + ")"
+          : single(in) ? "loom_rem_f32_k(" + a[0] + ", " + a[1] + ", strict, &loom_seen)"
+                       : "loom_rem_f64(" + a[0] + ", " + a[1] + ")";
       break;
     case Op::Fmod:
-      e = flt ? vec_fn("fmod", in) + "(" + a[0] + ", " + a[1] + ")"
-              : int_helper("fmod", in) + "(" + a[0] + ", " + a[1] + ")";
+      e = !flt ? int_helper("fmod", in) + "(" + a[0] + ", " + a[1] + ")"
+          : single(in) ? "loom_fmodf_k(" + a[0] + ", " + a[1] + ", strict, &loom_seen)"
+                       : "fmod(" + a[0] + ", " + a[1] + ")";
       break;
     case Op::Pow:
       e = flt ? fn("pow", in) + "(" + a[0] + ", " + a[1] + ")"

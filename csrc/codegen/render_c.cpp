@@ -511,6 +511,14 @@ bool Renderer::uses_trig(const LKernel& k, bool dbl) {
   return k.prologue && uses_trig(*k.prologue, dbl);
 }
 
+bool Renderer::uses_strict_paths(const LKernel& k) {
+  for (const LNode& n : k.nodes) {
+    const bool fmods = n.op == Op::Fmod || n.op == Op::Remainder || n.op == Op::FloorDiv;
+    if (is_trig(n) || (fmods && is_floating(n.dtype) && n.dtype != DType::Float64)) return true;
+  }
+  return false;
+}
+
 bool Renderer::uses_double_math(const LKernel& k) {
   for (const LNode& n : k.nodes)
     if (n.dtype == DType::Float64 &&
@@ -589,9 +597,10 @@ std::string Renderer::render(bool entry) {
   // (launch.cpp): a gather along rows 0.72 -> 0.38 ms (eager 0.81), int64 floor division
   // 6.9 -> 1.0 ms (eager 4.7-5.1), remainder 5.6 -> 1.0 (3.8-4.3).
   //
-  // Float64 sin, cos and tan leave their large-argument path to the strict run the same way
-  // (NOTE [Double trig]), where rerunning is safe without checks: a kernel that reads no
-  // memory it writes and stores nothing beside its output.
+  // Sin, cos and tan leave their large-argument path to the strict run the same way (NOTE
+  // [Double trig]), and float fmod, remainder and floor division all but their first
+  // reduction step (NOTE [Float fmod]), where rerunning is safe without checks: a kernel
+  // that reads no memory it writes and stores nothing beside its output.
   auto same_mem = [&](size_t p) {
     return !k.params[0] || !k.params[p] || k.params[p] == k.params[0];
   };
@@ -599,7 +608,7 @@ std::string Renderer::render(bool entry) {
   for (size_t p = 1; p < k.params.size(); ++p) out_alone &= !same_mem(p);
   bool reads_out = false;
   for (const LNode& n : k.nodes) reads_out |= (n.op == Op::Load || n.op == Op::Gather) && n.param == 0;
-  const bool trig = uses_trig(k, false) && !k.prologue;
+  const bool trig = uses_strict_paths(k) && !k.prologue;
   defer_checks = entry && !k.batched && k.out_dyn < 0 && !k.prologue &&
                  (uses_op(k, Op::Check) ||
                   (trig && out_alone && !reads_out && k.params[0] && k.extra.empty()));
@@ -609,7 +618,7 @@ std::string Renderer::render(bool entry) {
   } else {
     os << (entry ? "void kernel" : "static void loom_prologue")
        << "(char** bufs, int64_t start, int64_t end) {\n";
-    if (uses_trig(k, false)) line(1, "const int strict = 1; int loom_seen = 0;");
+    if (uses_strict_paths(k)) line(1, "const int strict = 1; int loom_seen = 0;");
   }
   if (entry && k.prologue)
     line(1, "if (start == 0) loom_prologue(bufs, 0, " +

@@ -161,6 +161,9 @@ struct Renderer {
   // Float sin, cos, tan (NOTE [Double trig]); of float64 alone where `dbl`.
   static bool is_trig(const LNode& n);
   static bool uses_trig(const LKernel& k, bool dbl);
+  // Ops with a path left to the strict run (trig's large arguments, float fmod's long
+  // quotients): their calls name `strict` and `loom_seen`.
+  static bool uses_strict_paths(const LKernel& k);
   // Ends the kernel function (and adds the strict rerun, NOTE [Deferred checks]).
   void close_kernel();
 

@@ -129,11 +129,15 @@ static inline float loom_atanhf(float x) {
    2 b 2^k), then subtracts b 2^k once if r is still above it. Each step removes up to 50
    bits of the exponent gap; six cover the widest two floats have (276 bits, a float near
    2^128 by the least subnormal), and once the gap is closed a step changes nothing. A
-   lane cannot leave the loop early, so every element pays for six steps; libm's results
-   over 10^8 pairs (random bits, near exponents, small integers) are matched bit for bit.
-   Without hardware fma the product would round, so libm's fmodf is kept there. */
+   lane cannot leave the loop early, so six steps cost every element (2.0 ms over 1M
+   floats, eager 1.4-1.5); a kernel that may rerun (NOTE [Deferred checks]) takes one step
+   and records a quotient of 2^50 or more like a failed check, for its strict run to take
+   all six (0.6 ms). libm's results over 10^8 pairs (random bits, near exponents, small
+   integers) are matched bit for bit. Without hardware fma the product would round, so
+   libm's fmodf is kept there. */
 #ifdef __FMA__
-static inline float loom_fmodf(float a, float b) {
+static inline __attribute__((always_inline)) float loom_fmodf_k(float a, float b, const int strict,
+                                                                int* seen) {
   double A = __builtin_fabs((double)a), B = __builtin_fabs((double)b);
   int bad = !(A <= 0x1p128) || !(B > 0.0); /* a infinite or NaN, b zero or NaN: NaN */
   int big = B > 0x1p128;                    /* b infinite: a */
@@ -143,7 +147,7 @@ static inline float loom_fmodf(float a, float b) {
   uint64_t bb = loom_dbits(B), ib = loom_dbits(inv);
   int64_t eb = (int64_t)(bb >> 52) + 50;
   double r = A;
-  for (int i = 0; i < 6; ++i) {
+  for (int i = 0; i < (strict ? 6 : 1); ++i) {
     int64_t k = (int64_t)(loom_dbits(r) >> 52) - eb;
     uint64_t kk = (uint64_t)(k < 0 ? 0 : k) << 52; /* b 2^k, 2^-k / b by their exponents */
     double bk = loom_bitsd(bb + kk);
@@ -151,19 +155,22 @@ static inline float loom_fmodf(float a, float b) {
     r = LOOM_FMA(-q, bk, r);
     r = r >= bk ? r - bk : r;
   }
+  *seen |= r >= B; /* not reduced yet: left to the strict run */
   float m = __builtin_copysignf((float)r, a);
   return bad ? __builtin_nanf("") : big ? a : m;
 }
 #else
-static inline float loom_fmodf(float a, float b) { return fmodf(a, b); }
+#define loom_fmodf_k(a, b, strict, seen) fmodf(a, b)
 #endif
 /* The CPU's remainder and floor division of floats (c10's div_floor_floating), as selects. */
-static inline float loom_rem_f32(float a, float b) {
-  float m = loom_fmodf(a, b);
+static inline __attribute__((always_inline)) float loom_rem_f32_k(float a, float b,
+                                                                  const int strict, int* seen) {
+  float m = loom_fmodf_k(a, b, strict, seen);
   return m != 0.0f && ((b < 0.0f) != (m < 0.0f)) ? m + b : m;
 }
-static inline float loom_fdiv_f32(float a, float b) {
-  float m = loom_fmodf(a, b), d = (a - m) / b;
+static inline __attribute__((always_inline)) float loom_fdiv_f32_k(float a, float b,
+                                                                   const int strict, int* seen) {
+  float m = loom_fmodf_k(a, b, strict, seen), d = (a - m) / b;
   d = m != 0.0f && ((b < 0.0f) != (m < 0.0f)) ? d - 1.0f : d;
   float f = __builtin_floorf(d);
   f = d - f > 0.5f ? f + 1.0f : f;

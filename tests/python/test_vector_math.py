@@ -360,14 +360,37 @@ def test_fmod_family_reduced_floats(dtype):
 
 
 def test_fmod_kernel_vectorizes(tmp_path):
-    """The kernel calls Loom's fmod, not libm's, so its loop can be vectorized."""
+    """The kernel calls Loom's fmod, not libm's, so its loop can be vectorized, and takes one
+    reduction step first, all six only in a strict rerun (NOTE [Float fmod])."""
     prog = ("import torch, loom\n"
             "x = torch.randn(4096)\n"
-            "y = torch.remainder(x.to(loom.device), 0.7).cpu()\n"
+            "xl = x.to(loom.device)  # kept: a dying input would lend its memory to the result\n"
+            "y = torch.remainder(xl, 0.7).cpu()\n"
             "assert torch.equal(y, torch.remainder(x, 0.7))\n")
     body = "void kernel".join(kernel_sources(prog, tmp_path))
-    assert "loom_rem_f32(" in body
-    assert "fmodf(" not in body.replace("loom_fmodf(", "").replace("return fmodf(a, b)", "")
+    assert "if (loom_body(bufs, start, end, 0)) loom_body(bufs, start, end, 1);" in body
+
+
+def test_fmod_long_quotients_rerun():
+    """Quotients of 2^50 and more take the strict run's six steps (NOTE [Float fmod]): a
+    few among ordinary ones in a long tensor, fused and in place."""
+    g = torch.Generator().manual_seed(11)
+    a = torch.randn(1 << 18, generator=g) * 100
+    b = torch.rand(1 << 18, generator=g) + 0.5
+    a[5] = 3e38
+    b[70000] = 1e-40
+    a[200000], b[200000] = 1e30, 3e-20
+    al, bl = a.to(loom.device), b.to(loom.device)
+    for fn in (torch.fmod, torch.remainder, lambda x, y: torch.div(x, y, rounding_mode="floor")):
+        got, want = fn(al, bl).cpu(), _division_reference(fn, a, b)
+        assert torch.equal(got.isnan(), want.isnan())
+        assert torch.equal(got[~got.isnan()], want[~want.isnan()])
+    got = torch.remainder(al * 0.5, bl).sum().cpu()
+    torch.testing.assert_close(got, _division_reference(torch.remainder, a * 0.5, b).sum(),
+                               rtol=1e-5, atol=0)
+    c = al.clone()
+    c.remainder_(bl)  # reads what it writes: six steps from the start
+    assert torch.equal(c.cpu(), _division_reference(torch.remainder, a, b))
 
 
 def _gelu_exact(x):
