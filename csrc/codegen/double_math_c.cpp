@@ -1,5 +1,5 @@
 // exp, expm1, tanh, sinh, cosh, log and log1p of float64 for generated kernels (NOTE
-// [Double math]).
+// [Double math]), and its fmod, remainder and floor division.
 #include "codegen/ops_c.h"
 
 namespace loom {
@@ -177,6 +177,44 @@ static inline double loom_log1pd(double y) {
   double v = loom_dlog_core(ok ? u : 1.0, ok ? c / u : 0.0);
   return y == -1.0 ? -__builtin_inf() : y < -1.0 ? __builtin_nan("") : !ok || y == 0.0 ? y : v;
 }
+/* NOTE [Float fmod] for float64: one step, exact where |a / b| < 2^50 (most quotients): q
+   from a reciprocal rounded low is right or one short, and of a - q b and a - (q + 1) b,
+   both by one fma, the second is exact when it is not negative and the first is exact
+   otherwise. A longer quotient is recorded for the kernel's strict run, which calls
+   libm (NOTE [Deferred checks]); a subnormal-range b is scaled by 2^100 with a first. */
+static inline __attribute__((always_inline)) double loom_fmodd_k(double a, double b,
+                                                                 const int strict, int* seen) {
+  if (strict) return fmod(a, b);
+  double A = __builtin_fabs(a), B = __builtin_fabs(b);
+  int bad = !(A <= 0x1.fffffffffffffp+1023) || !(B > 0.0); /* NaN */
+  int big = B > 0x1.fffffffffffffp+1023;                     /* b infinite: a */
+  B = bad | big ? 1.0 : B;
+  A = bad ? 0.0 : A;
+  double sc = B < 0x1p-1000 ? 0x1p100 : 1.0;
+  A = A * sc;
+  B = B * sc;
+  double qd = A * ((1.0 / B) * (1.0 - 0x1p-51));
+  *seen |= !(qd < 0x1p50);
+  double q = __builtin_trunc(qd < 0x1p50 ? qd : 0.0);
+  double r1 = LOOM_FMA(-q, B, A), r2 = LOOM_FMA(-(q + 1.0), B, A);
+  double m = __builtin_copysign((r2 >= 0.0 ? r2 : r1) * (1.0 / sc), a);
+  return bad ? __builtin_nan("") : big ? a : m;
+}
+/* The CPU's remainder and floor division of doubles (c10's div_floor_floating). */
+static inline __attribute__((always_inline)) double loom_rem_f64_k(double a, double b,
+                                                                   const int strict, int* seen) {
+  double m = loom_fmodd_k(a, b, strict, seen);
+  return m != 0.0 && ((b < 0.0) != (m < 0.0)) ? m + b : m;
+}
+static inline __attribute__((always_inline)) double loom_fdiv_f64_k(double a, double b,
+                                                                    const int strict, int* seen) {
+  double m = loom_fmodd_k(a, b, strict, seen), d = (a - m) / b;
+  d = m != 0.0 && ((b < 0.0) != (m < 0.0)) ? d - 1.0 : d;
+  double f = __builtin_floor(d);
+  f = d - f > 0.5 ? f + 1.0 : f;
+  f = d == 0.0 ? __builtin_copysign(0.0, a / b) : f;
+  return b == 0.0 ? a / b : f;
+}
 #else
 #define loom_expd exp
 #define loom_expm1d expm1
@@ -185,6 +223,19 @@ static inline double loom_log1pd(double y) {
 #define loom_coshd cosh
 #define loom_logd log
 #define loom_log1pd log1p
+#define loom_fmodd_k(a, b, strict, seen) fmod(a, b)
+static inline double loom_rem_f64_k(double a, double b, const int strict, int* seen) {
+  double m = fmod(a, b);
+  return m != 0.0 && ((b < 0.0) != (m < 0.0)) ? m + b : m;
+}
+static inline double loom_fdiv_f64_k(double a, double b, const int strict, int* seen) {
+  if (b == 0.0) return a / b;
+  double m = fmod(a, b), d = (a - m) / b;
+  if (m != 0.0 && ((b < 0.0) != (m < 0.0))) d -= 1.0;
+  if (d == 0.0) return copysign(0.0, a / b);
+  double f = floor(d);
+  return d - f > 0.5 ? f + 1.0 : f;
+}
 #endif
 )";
 }

@@ -67,16 +67,6 @@ static inline uint8_t loom_fdiv_uint8_t(uint8_t a, uint8_t b) { return b ? loom_
 static inline uint8_t loom_fmod_uint8_t(uint8_t a, uint8_t b) { return b ? (uint8_t)(a - loom_uq(a, b) * b) : 0; }
 static inline uint8_t loom_rem_uint8_t(uint8_t a, uint8_t b) { return b ? (uint8_t)(a - loom_uq(a, b) * b) : 0; }
 static inline uint8_t loom_ipow_uint8_t(uint8_t a, uint8_t b) { uint8_t r = 1; while (b) { if (b & 1) r *= a; b >>= 1; a *= a; } return r; }
-static inline double loom_fdiv_f64(double a, double b) {
-  if (b == 0) return a / b;
-  double m = fmod(a, b), d = (a - m) / b;
-  if (m != 0 && ((b < 0) != (m < 0))) d -= 1;
-  if (d == 0) return copysign(0.0, a / b);
-  double f = floor(d);
-  if (d - f > 0.5) f += 1;
-  return f;
-}
-static inline double loom_rem_f64(double a, double b) { double m = fmod(a, b); if (m != 0 && ((b < 0) != (m < 0))) m += b; return m; }
 static inline double loom_i2d(int64_t i) { union { int64_t i; double d; } u; u.i = i; return u.d; }
 /* NOTE [Float to integer]: C leaves a float outside the integer type's range undefined,
    and an optimizing compiler used that: a vectorized float -> uint8 cast of -2312.5 gave
@@ -467,21 +457,21 @@ std::string c_op(Op op, DType in, DType out, const std::vector<std::string>& a) 
       e = flt ? fn("trunc", in) + "(" + x(0) + " / " + x(1) + ")"
               : int_helper("tdiv", in) + "(" + a[0] + ", " + a[1] + ")";
       break;
-    // Float32's take the kernel's strict flag (NOTE [Float fmod]).
+    // Floats' take the kernel's strict flag (NOTE [Float fmod]).
     case Op::FloorDiv:
       e = !flt ? int_helper("fdiv", in) + "(" + a[0] + ", " + a[1] + ")"
           : single(in) ? "loom_fdiv_f32_k(" + a[0] + ", " + a[1] + ", strict, &loom_seen)"
-                       : "loom_fdiv_f64(" + a[0] + ", " + a[1] + ")";
+                       : "loom_fdiv_f64_k(" + a[0] + ", " + a[1] + ", strict, &loom_seen)";
       break;
     case Op::Remainder:
       e = !flt ? int_helper("rem", in) + "(" + a[0] + ", " + a[1] + ")"
           : single(in) ? "loom_rem_f32_k(" + a[0] + ", " + a[1] + ", strict, &loom_seen)"
-                       : "loom_rem_f64(" + a[0] + ", " + a[1] + ")";
+                       : "loom_rem_f64_k(" + a[0] + ", " + a[1] + ", strict, &loom_seen)";
       break;
     case Op::Fmod:
       e = !flt ? int_helper("fmod", in) + "(" + a[0] + ", " + a[1] + ")"
           : single(in) ? "loom_fmodf_k(" + a[0] + ", " + a[1] + ", strict, &loom_seen)"
-                       : "fmod(" + a[0] + ", " + a[1] + ")";
+                       : "loom_fmodd_k(" + a[0] + ", " + a[1] + ", strict, &loom_seen)";
       break;
     case Op::Pow:
       e = flt ? fn("pow", in) + "(" + a[0] + ", " + a[1] + ")"

@@ -514,7 +514,7 @@ bool Renderer::uses_trig(const LKernel& k, bool dbl) {
 bool Renderer::uses_strict_paths(const LKernel& k) {
   for (const LNode& n : k.nodes) {
     const bool fmods = n.op == Op::Fmod || n.op == Op::Remainder || n.op == Op::FloorDiv;
-    if (is_trig(n) || (fmods && is_floating(n.dtype) && n.dtype != DType::Float64)) return true;
+    if (is_trig(n) || (fmods && is_floating(n.dtype))) return true;
   }
   return false;
 }
@@ -523,7 +523,8 @@ bool Renderer::uses_double_math(const LKernel& k) {
   for (const LNode& n : k.nodes)
     if (n.dtype == DType::Float64 &&
         (n.op == Op::Exp || n.op == Op::Expm1 || n.op == Op::Tanh || n.op == Op::Sinh ||
-         n.op == Op::Cosh || n.op == Op::Sigmoid || n.op == Op::Log || n.op == Op::Log1p))
+         n.op == Op::Cosh || n.op == Op::Sigmoid || n.op == Op::Log || n.op == Op::Log1p ||
+         n.op == Op::Fmod || n.op == Op::Remainder || n.op == Op::FloorDiv))
       return true;
   return k.prologue && uses_double_math(*k.prologue);
 }

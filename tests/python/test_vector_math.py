@@ -359,6 +359,48 @@ def test_fmod_family_reduced_floats(dtype):
                                        equal_nan=True)
 
 
+@pytest.mark.parametrize("name,fn", DIVISION_OPS, ids=[o[0] for o in DIVISION_OPS])
+def test_float64_fmod_family_is_exact(name, fn):
+    """float64 fmod, remainder and floor division (NOTE [Float fmod]: one step, long
+    quotients by libm in the strict rerun) equal the CPU's bit for bit, and its formulas
+    over libm's exact fmod (numpy's) where its vectorized fmod gives NaN for a quotient past
+    double's range:
+    random bit patterns (long quotients among them), divisors a few binades below the
+    dividend, subnormal divisors, integers, specials."""
+    np = pytest.importorskip("numpy")
+    g = torch.Generator().manual_seed(13)
+    n = 1 << 18
+    bits = torch.randint(-2 ** 63, 2 ** 63 - 1, (2, n), generator=g, dtype=torch.int64)
+    a = bits[0].view(torch.float64)
+    b = bits[1].view(torch.float64)
+    near = torch.randn(n, generator=g, dtype=torch.float64) * 1e6
+    step = torch.randint(0, 70, (n,), generator=g).double()
+    far = near * torch.exp2(-step) * torch.randn(n, generator=g, dtype=torch.float64)
+    ints = torch.randint(-10 ** 6, 10 ** 6, (2, n), generator=g).double()
+    sub = torch.tensor([5e-324, -5e-324, 1e-310, 2.2e-308, 1e-300, 0.7, -3.0, 0.0, -0.0,
+                        math.inf, -math.inf, math.nan, 1.7976931348623157e308],
+                       dtype=torch.float64)
+    sa, sb = torch.meshgrid(sub, sub, indexing="ij")
+    a = torch.cat([a, near, ints[0], sa.flatten()])
+    b = torch.cat([b, far, ints[1], sb.flatten()])
+    got = fn(a.to(loom.device), b.to(loom.device)).cpu()
+    with np.errstate(all="ignore"):
+        m = torch.from_numpy(np.fmod(a.numpy(), b.numpy()))
+    # The CPU's formulas (c10) over the exact fmod.
+    fix = (m != 0) & ((b < 0) != (m < 0))
+    d = torch.where(fix, (a - m) / b - 1, (a - m) / b)
+    f = torch.where(d - d.floor() > 0.5, d.floor() + 1, d.floor())
+    f = torch.where(d == 0, torch.zeros_like(d).copysign(a / b), f)
+    exact = {"fmod": m, "remainder": torch.where(fix, m + b, m),
+             "floor_divide": torch.where(b == 0, a / b, f)}[name]
+    want = fn(a, b)
+    want = torch.where(want.isnan() & ~exact.isnan(), exact, want)
+    same = (got.view(torch.int64) == want.view(torch.int64)) | (got.isnan() & want.isnan())
+    worst = (~same).nonzero()[:3].flatten().tolist()
+    assert bool(same.all()), [(a[i].item(), b[i].item(), got[i].item(), want[i].item())
+                              for i in worst]
+
+
 def test_fmod_kernel_vectorizes(tmp_path):
     """The kernel calls Loom's fmod, not libm's, so its loop can be vectorized, and takes one
     reduction step first, all six only in a strict rerun (NOTE [Float fmod])."""
