@@ -241,7 +241,8 @@ std::string fn(const char* name, DType t) { return single(t) ? std::string(name)
 // Of float64, those c_double_math_prelude has.
 std::string vec_fn(const char* name, DType t) {
   if (single(t)) return std::string("loom_") + name + "f";
-  for (const char* own : {"exp", "expm1", "tanh", "sinh", "cosh", "log", "log1p"})
+  for (const char* own : {"exp", "expm1", "tanh", "sinh", "cosh", "log", "log1p", "atan", "atan2",
+                          "asin", "acos"})
     if (std::string(name) == own) return std::string("loom_") + name + "d";
   return name;
 }

@@ -20,8 +20,8 @@ const char* c_trig_prelude();
 // log2, log10, exp2, expm1, sinh, cosh, asinh, acosh, atanh, fmod, remainder and floor
 // division of float32 likewise (codegen/wide_math_c.cpp).
 const char* c_wide_math_prelude();
-// exp, expm1, tanh, sinh, cosh, log and log1p of float64 likewise
-// (codegen/double_math_c.cpp).
+// exp, expm1, tanh, sinh, cosh, log, log1p, atan, atan2, asin and acos of float64 likewise,
+// and its fmod, remainder and floor division (codegen/double_math_c.cpp).
 const char* c_double_math_prelude();
 // sin, cos and tan of float64 likewise (codegen/double_trig_c.cpp): loom_sind_k(x, strict,
 // &seen) and so on (NOTE [Double trig]).

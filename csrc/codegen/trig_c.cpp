@@ -156,7 +156,7 @@ static inline double loom_atan01(double t) {
   p = LOOM_FMA(z, p, -0x1.5555555555555p-2);
   return base + LOOM_FMA(u * z, p, u);
 }
-static inline double loom_atan2d(double y, double x) {
+static inline double loom_atan2_wide(double y, double x) {
   double ax = __builtin_fabs(x), ay = __builtin_fabs(y);
   int swap = ay > ax;
   double num = swap ? ax : ay, den = swap ? ay : ax;
@@ -173,14 +173,14 @@ static inline float loom_atanf(float x) {
   r = big ? 0x1.921fb54442d18p+0 - r : r;
   return (float)__builtin_copysign(r, (double)x);
 }
-static inline float loom_atan2f(float y, float x) { return (float)loom_atan2d(y, x); }
+static inline float loom_atan2f(float y, float x) { return (float)loom_atan2_wide(y, x); }
 static inline float loom_asinf(float x) {
   double d = x;
-  return (float)loom_atan2d(d, __builtin_sqrt(LOOM_FMA(-d, d, 1.0)));
+  return (float)loom_atan2_wide(d, __builtin_sqrt(LOOM_FMA(-d, d, 1.0)));
 }
 static inline float loom_acosf(float x) {
   double d = x;
-  return (float)loom_atan2d(__builtin_sqrt(LOOM_FMA(-d, d, 1.0)), d);
+  return (float)loom_atan2_wide(__builtin_sqrt(LOOM_FMA(-d, d, 1.0)), d);
 }
 )";
 }

@@ -183,6 +183,9 @@ DOUBLE_OPS = [
     ("sin", torch.sin, "sin", 0.73),
     ("cos", torch.cos, "cos", 0.74),
     ("tan", torch.tan, "tan", 0.85),
+    ("atan", torch.atan, "atan", 0.50),
+    ("asin", torch.asin, "asin", 0.51),
+    ("acos", torch.acos, "acos", 0.73),
 ]
 
 
@@ -219,7 +222,7 @@ def test_float64_own_functions(name, fn, mp_name, ulps):
         for v in values.tolist():
             try:
                 out.append(float(f(mpmath.mpf(v))))
-            except (ValueError, ZeroDivisionError, OverflowError):
+            except (ValueError, ZeroDivisionError, OverflowError, TypeError):  # complex: NaN
                 out.append(math.nan)
         return torch.tensor(out, dtype=torch.float64)
 
@@ -244,6 +247,34 @@ def test_float64_own_functions(name, fn, mp_name, ulps):
     ref = exact(x[finite][::37])
     keep = ref.isfinite() & (ref.abs() >= torch.finfo(torch.float64).tiny)
     assert int(_ulps(got[finite][::37], ref)[keep].max()) <= 1
+
+
+def test_float64_atan2():
+    """float64 atan2 (NOTE [Double math]) over every pair of specials, random bit patterns
+    and arguments close in magnitude: within 1 ulp of the exact value (mpmath, a sample),
+    within 2 of the CPU's, its signed zeros and NaNs."""
+    mpmath = pytest.importorskip("mpmath")
+    sp = _double_values()[:26]
+    y, x = torch.meshgrid(sp, sp, indexing="ij")
+    g = torch.Generator().manual_seed(17)
+    bits = torch.randint(-2 ** 63, 2 ** 63 - 1, (2, 1 << 17), generator=g, dtype=torch.int64)
+    near = torch.randn(1 << 17, generator=g, dtype=torch.float64) * 1e3
+    ys = torch.cat([y.flatten(), bits[0].view(torch.float64), near])
+    xs = torch.cat([x.flatten(), bits[1].view(torch.float64),
+                    near * (1 + torch.randn(1 << 17, generator=g, dtype=torch.float64) * 1e-6)])
+    got = torch.atan2(ys.to(loom.device), xs.to(loom.device)).cpu()
+    want = torch.atan2(ys, xs)
+    assert torch.equal(got.isnan(), want.isnan())
+    fin = ~want.isnan()
+    assert int(_ulps(got[fin], want[fin]).max()) <= 2
+    zeros = (want == 0) & (got == 0)
+    assert torch.equal(got[zeros].signbit(), want[zeros].signbit())
+    mpmath.mp.dps = 40
+    pick = fin.nonzero().flatten()[::53]
+    exact = torch.tensor([float(mpmath.atan2(mpmath.mpf(ys[i].item()), mpmath.mpf(xs[i].item())))
+                          for i in pick.tolist()], dtype=torch.float64)
+    keep = exact.abs() >= torch.finfo(torch.float64).tiny
+    assert int(_ulps(got[pick][keep], exact[keep]).max()) <= 1
 
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
