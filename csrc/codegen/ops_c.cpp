@@ -418,7 +418,7 @@ std::string c_op(Op op, DType in, DType out, const std::vector<std::string>& a) 
     case Op::Asinh: e = vec_fn("asinh", in) + x(0); break;
     case Op::Atanh: e = vec_fn("atanh", in) + x(0); break;
     case Op::Erfc: e = fn("erfc", in) + x(0); break;
-    case Op::Erfinv: e = "((" + T + ")loom_erfinv" + x(0) + ")"; break;
+    case Op::Erfinv: e = single(in) ? "loom_erfinvf" + x(0) : "loom_erfinv" + x(0); break;
     case Op::Ndtri: e = "((" + T + ")loom_ndtri" + x(0) + ")"; break;
     case Op::Erfcx: e = "((" + T + ")loom_erfcx" + x(0) + ")"; break;
     case Op::I0: e = "((" + T + ")loom_i0" + x(0) + ")"; break;

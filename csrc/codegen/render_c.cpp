@@ -573,7 +573,7 @@ std::string Renderer::render(bool entry) {
     os << c_trig_prelude();
   if (entry && uses_any(k, {Op::Log2, Op::Log10, Op::Exp2, Op::Expm1, Op::Sinh, Op::Cosh,
                            Op::Asinh, Op::Acosh, Op::Atanh, Op::Fmod, Op::Remainder,
-                           Op::FloorDiv}))
+                           Op::FloorDiv, Op::Erfinv}))
     os << c_wide_math_prelude();
   if (entry && uses_double_math(k)) os << c_double_math_prelude();
   if (entry && uses_trig(k, true)) os << c_double_trig_prelude();

@@ -2,7 +2,7 @@
 // floats computed in it) for generated kernels, computed in double and rounded once:
 // branch-free, so that loops over them vectorize (libm's float functions kept them
 // scalar), with C's special cases. fmod, remainder and floor division of float32 likewise
-// (NOTE [Float fmod]). Against the float64 function rounded to float, over
+// (NOTE [Float fmod]), and erfinv. Against the float64 function rounded to float, over
 // all 2^32 inputs, by one ulp: log2 differs on 1 input, log10 on 2, asinh on 22, acosh on
 // 4, atanh on 2, exp2, expm1, sinh and cosh on none (glibc's float functions on 0.3M to
 // 620M).
@@ -119,6 +119,44 @@ static inline float loom_atanhf(float x) {
   double v = a < 0x1p-10 ? small : big;
   v = a == 1.0 ? __builtin_inf() : v;
   return a <= 1.0 ? (float)__builtin_copysign(v, (double)x) : __builtin_nanf("");
+}
+/* erfinv of float32 in double: erfinv(x) = x g(w) with w = -log((1 - x)(1 + x)) (exact
+   product), g a Chebyshev fit in w - 3.125 below w = 6.25 and in sqrt(w) - 3.25 above
+   (a float's w stays below 16): relative error below 7e-11, branch-free. libm's erf and
+   exp in Newton steps kept the old kernel scalar (36.6 ms over 1M floats, eager 22.2). */
+static inline float loom_erfinvf(float x) {
+  double d = x, a = __builtin_fabs(d);
+  int in = a < 1.0;
+  double w = -loom_log_wide(in ? (1.0 - a) * (1.0 + a) : 1.0);
+  double t = w - 3.125, q = __builtin_sqrt(w) - 3.25;
+  double ga = LOOM_FMA(t, 0x1.4128221be3ddbp-44, 0x1.69c30f6d8f5cep-40);
+  ga = LOOM_FMA(t, ga, -0x1.04b81eb5653d2p-36);
+  ga = LOOM_FMA(t, ga, -0x1.366cbde6d3391p-35);
+  ga = LOOM_FMA(t, ga, 0x1.245ef6399d063p-30);
+  ga = LOOM_FMA(t, ga, -0x1.240a35a24e77fp-28);
+  ga = LOOM_FMA(t, ga, -0x1.f43a7b62da4b5p-26);
+  ga = LOOM_FMA(t, ga, 0x1.c74927780f1eep-22);
+  ga = LOOM_FMA(t, ga, -0x1.6e83f954c3c35p-20);
+  ga = LOOM_FMA(t, ga, -0x1.d1db5f4ff426bp-17);
+  ga = LOOM_FMA(t, ga, 0x1.879c1edf1c14bp-13);
+  ga = LOOM_FMA(t, ga, -0x1.8457477542b7bp-11);
+  ga = LOOM_FMA(t, ga, -0x1.8b6c32f9f3419p-8);
+  ga = LOOM_FMA(t, ga, 0x1.ebd80d92401afp-3);
+  ga = LOOM_FMA(t, ga, 0x1.a755e7c99ae86p+0);
+  double gb = LOOM_FMA(q, 0x1.56d8565239597p-18, 0x1.6683f82906d50p-18);
+  gb = LOOM_FMA(q, gb, -0x1.98c022054aefap-15);
+  gb = LOOM_FMA(q, gb, 0x1.332b66806de4fp-14);
+  gb = LOOM_FMA(q, gb, 0x1.9aceeadeccf41p-16);
+  gb = LOOM_FMA(q, gb, -0x1.7605dd30ec2d7p-12);
+  gb = LOOM_FMA(q, gb, 0x1.f3c28f2757b97p-11);
+  gb = LOOM_FMA(q, gb, -0x1.ba801288013f5p-10);
+  gb = LOOM_FMA(q, gb, 0x1.468f180cbda6ap-9);
+  gb = LOOM_FMA(q, gb, -0x1.ebae4ef8280a5p-9);
+  gb = LOOM_FMA(q, gb, 0x1.5ffcfdec73139p-8);
+  gb = LOOM_FMA(q, gb, 0x1.0158a6d7e5328p+0);
+  gb = LOOM_FMA(q, gb, 0x1.8abcc380d5a48p+1);
+  double v = d * (w < 6.25 ? ga : gb);
+  return in ? (float)v : a == 1.0 ? __builtin_copysignf(__builtin_inff(), x) : __builtin_nanf("");
 }
 /* NOTE [Float fmod]: fmod of floats is exact, and libm's fmodf (a bit loop) kept every
    kernel over it scalar: remainder over 1M floats took 7.3 ms against eager's 1.5. Here

@@ -325,6 +325,29 @@ def test_float64_is_libm(name, fn, ulps):
                                equal_nan=True)
 
 
+def test_float32_erfinv():
+    """erfinv of float32 (wide_math_c.cpp): within 1 ulp of the float64 result rounded,
+    over a grid, random values and the floats next to +-1 (where the CPU's own is up to
+    ~130 ulps off), with the CPU's infinities, NaNs and signed zeros; reduced floats too."""
+    g = torch.Generator().manual_seed(19)
+    edge = 1 - torch.arange(1, 2000, dtype=torch.float64) * 2.0 ** -24
+    x = torch.cat([torch.linspace(-1, 1, 200_001), torch.rand(100_000, generator=g) * 2 - 1,
+                   edge.float(), -edge.float(), _specials()])
+    got = torch.erfinv(x.to(loom.device)).cpu()
+    want = torch.erfinv(x)
+    assert torch.equal(got.isnan(), want.isnan())
+    fin = want.isfinite()
+    assert torch.equal(got[~fin & ~want.isnan()], want[~fin & ~want.isnan()])
+    assert int(_ulps(got[fin], torch.erfinv(x[fin].double()).float()).max()) <= 1
+    zeros = x == 0
+    assert torch.equal(got[zeros].signbit(), x[zeros].signbit())
+    for dtype in (torch.bfloat16,):  # float16: the CPU has no kernel, and Loom refuses it too
+        h = x[x.abs() < 1].to(dtype)
+        torch.testing.assert_close(torch.erfinv(h.to(loom.device)).cpu(),
+                                   torch.erfinv(h.float()).to(dtype), rtol=2 * torch.finfo(dtype).eps,
+                                   atol=0)
+
+
 def _division_pairs():
     """Pairs for fmod and its kin: every pair of specials, random bit patterns (exponent
     gaps up to the widest, 276 bits), divisors a few binades below the dividend (where
