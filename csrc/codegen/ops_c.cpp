@@ -417,7 +417,7 @@ std::string c_op(Op op, DType in, DType out, const std::vector<std::string>& a) 
     case Op::Acosh: e = vec_fn("acosh", in) + x(0); break;
     case Op::Asinh: e = vec_fn("asinh", in) + x(0); break;
     case Op::Atanh: e = vec_fn("atanh", in) + x(0); break;
-    case Op::Erfc: e = fn("erfc", in) + x(0); break;
+    case Op::Erfc: e = single(in) ? "loom_erfcf" + x(0) : "erfc" + x(0); break;
     case Op::Erfinv: e = single(in) ? "loom_erfinvf" + x(0) : "loom_erfinv" + x(0); break;
     case Op::Ndtri: e = "((" + T + ")loom_ndtri" + x(0) + ")"; break;
     case Op::Erfcx: e = "((" + T + ")loom_erfcx" + x(0) + ")"; break;

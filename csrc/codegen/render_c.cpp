@@ -520,13 +520,15 @@ bool Renderer::uses_strict_paths(const LKernel& k) {
 }
 
 bool Renderer::uses_double_math(const LKernel& k) {
-  for (const LNode& n : k.nodes)
+  for (const LNode& n : k.nodes) {
+    if (n.op == Op::Erfc && n.dtype != DType::Float64) return true;  // loom_erfcf
     if (n.dtype == DType::Float64 &&
         (n.op == Op::Exp || n.op == Op::Expm1 || n.op == Op::Tanh || n.op == Op::Sinh ||
          n.op == Op::Cosh || n.op == Op::Sigmoid || n.op == Op::Log || n.op == Op::Log1p ||
          n.op == Op::Fmod || n.op == Op::Remainder || n.op == Op::FloorDiv ||
          n.op == Op::Atan || n.op == Op::Atan2 || n.op == Op::Asin || n.op == Op::Acos))
       return true;
+  }
   return k.prologue && uses_double_math(*k.prologue);
 }
 

@@ -325,6 +325,22 @@ def test_float64_is_libm(name, fn, ulps):
                                equal_nan=True)
 
 
+def test_float32_erfc():
+    """erfc of float32 (double_math_c.cpp): the float64 result rounded, over a grid to
+    beyond float's range (erfc leaves it at 10.05), random values, specials; bfloat16 too."""
+    g = torch.Generator().manual_seed(23)
+    x = torch.cat([torch.linspace(-12, 12, 400_001), torch.randn(100_000, generator=g) * 4,
+                   _specials()])
+    got = torch.erfc(x.to(loom.device)).cpu()
+    want = torch.erfc(x.double()).float()
+    assert torch.equal(got.isnan(), want.isnan())
+    assert int(_ulps(got, want).max()) <= 1
+    assert int(_ulps(got, torch.erfc(x)).max()) <= 2
+    h = x.bfloat16()
+    torch.testing.assert_close(torch.erfc(h.to(loom.device)).cpu(), torch.erfc(h.float()).bfloat16(),
+                               rtol=2 * torch.finfo(torch.bfloat16).eps, atol=0, equal_nan=True)
+
+
 def test_float32_erfinv():
     """erfinv of float32 (wide_math_c.cpp): within 1 ulp of the float64 result rounded,
     over a grid, random values and the floats next to +-1 (where the CPU's own is up to
