@@ -121,6 +121,10 @@ bool recomputes_reductions(const LKernel& k);
 // Pass 3: C source defining `void kernel(char**, int64_t start, int64_t end)` whose
 // range is the outermost output loop.
 std::string render_c(const LKernel& k);
+// Whether an op leaves part of its work to a kernel's strict rerun (sin, cos and tan of a
+// float: large arguments; fmod, remainder and floor division of a float: long quotients;
+// NOTE [Deferred checks] in codegen/render_c.cpp).
+bool has_strict_path(Op op, DType dtype);
 std::string lkernel_str(const LKernel& k);
 
 // Lowers, renders, compiles (cached) and runs the store kernel (or issues it to the

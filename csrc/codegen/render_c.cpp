@@ -501,6 +501,15 @@ bool Renderer::uses_gamma(const LKernel& k) {
   return k.prologue && uses_gamma(*k.prologue);
 }
 
+}  // namespace c_render
+
+bool has_strict_path(Op op, DType dtype) {
+  return is_floating(dtype) && (op == Op::Sin || op == Op::Cos || op == Op::Tan || op == Op::Fmod ||
+                                op == Op::Remainder || op == Op::FloorDiv);
+}
+
+namespace c_render {
+
 bool Renderer::is_trig(const LNode& n) {
   return is_floating(n.dtype) && (n.op == Op::Sin || n.op == Op::Cos || n.op == Op::Tan);
 }
@@ -512,10 +521,8 @@ bool Renderer::uses_trig(const LKernel& k, bool dbl) {
 }
 
 bool Renderer::uses_strict_paths(const LKernel& k) {
-  for (const LNode& n : k.nodes) {
-    const bool fmods = n.op == Op::Fmod || n.op == Op::Remainder || n.op == Op::FloorDiv;
-    if (is_trig(n) || (fmods && is_floating(n.dtype))) return true;
-  }
+  for (const LNode& n : k.nodes)
+    if (has_strict_path(n.op, n.dtype)) return true;
   return false;
 }
 

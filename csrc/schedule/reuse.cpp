@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "codegen/kernel.h"
 #include "core/metrics.h"
 
 namespace loom {
@@ -165,6 +166,18 @@ std::shared_ptr<Memory> donated_memory(const Node* v, const std::vector<const No
     for (const auto& src : n->src) more.push_back(src.get());
     return donors.size() < 2;  // each candidate costs a walk of the whole expression below
   });
+  // A kernel over ops with a strict path reruns only when it reads no memory it writes
+  // (NOTE [Deferred checks]): it keeps a fresh buffer. A realized float64 product, then its
+  // remainder, the product dying: 20.9 -> 1.2 ms for both (float32 sin: 1.07 -> 0.80).
+  bool strict = false;
+  if (!donors.empty())
+    walk_within(exprs.front(), kMaxDonorWalk, [&](const Node* n, std::vector<const Node*>& more) {
+      strict |= has_strict_path(n->op, n->dtype);
+      if (n->op != Op::Load)
+        for (const auto& src : n->src) more.push_back(src.get());
+      return !strict;
+    });
+  if (strict) return nullptr;
   for (const Node* d : donors)
     if (can_reuse_base(v, d, exprs, /*held_by_write=*/false)) return d->realized;
   return nullptr;

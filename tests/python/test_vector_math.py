@@ -483,6 +483,20 @@ def test_fmod_kernel_vectorizes(tmp_path):
     assert "if (loom_body(bufs, start, end, 0)) loom_body(bufs, start, end, 1);" in body
 
 
+def test_strict_path_kernels_keep_their_own_memory(tmp_path):
+    """A kernel whose ops leave work to a strict rerun does not compute into a dying input's
+    memory (NOTE [Donated memory]), which would keep it from rerunning: it is deferred."""
+    prog = ("import torch, loom\n"
+            "x = torch.randn(4096, dtype=torch.float64) * 100\n"
+            "a = x.to(loom.device) * 1.5\n"
+            "loom.sync()\n"
+            "r = torch.remainder(a, 0.7)\n"
+            "del a\n"
+            "assert torch.equal(r.cpu(), torch.remainder(x * 1.5, 0.7))\n")
+    kernels = kernel_sources(prog, tmp_path)
+    assert sum("if (loom_body(bufs, start, end, 0))" in k for k in kernels) == 1
+
+
 def test_fmod_long_quotients_rerun():
     """Quotients of 2^50 and more take the strict run's six steps (NOTE [Float fmod]): a
     few among ordinary ones in a long tensor, fused and in place."""
