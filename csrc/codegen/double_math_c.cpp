@@ -201,21 +201,6 @@ static inline __attribute__((always_inline)) double loom_fmodd_k(double a, doubl
   double m = __builtin_copysign((r2 >= 0.0 ? r2 : r1) * (1.0 / sc), a);
   return bad ? __builtin_nan("") : big ? a : m;
 }
-/* The CPU's remainder and floor division of doubles (c10's div_floor_floating). */
-static inline __attribute__((always_inline)) double loom_rem_f64_k(double a, double b,
-                                                                   const int strict, int* seen) {
-  double m = loom_fmodd_k(a, b, strict, seen);
-  return m != 0.0 && ((b < 0.0) != (m < 0.0)) ? m + b : m;
-}
-static inline __attribute__((always_inline)) double loom_fdiv_f64_k(double a, double b,
-                                                                    const int strict, int* seen) {
-  double m = loom_fmodd_k(a, b, strict, seen), d = (a - m) / b;
-  d = m != 0.0 && ((b < 0.0) != (m < 0.0)) ? d - 1.0 : d;
-  double f = __builtin_floor(d);
-  f = d - f > 0.5 ? f + 1.0 : f;
-  f = d == 0.0 ? __builtin_copysign(0.0, a / b) : f;
-  return b == 0.0 ? a / b : f;
-}
 /* atan, atan2, asin and acos: the argument folded into [0, 1] as a pair (a quotient with
    its exact remainder), t = c + a step with c = k/8 and atan(c) a pair from a table, the
    step's atan by u + u^3 P(u^2) (|u| <= 1/16, a Chebyshev fit), and back by pi/2 - and
@@ -351,19 +336,8 @@ static inline float loom_erfcf(float x) {
 #define loom_acosd acos
 #define loom_erfcf erfcf
 #define loom_fmodd_k(a, b, strict, seen) fmod(a, b)
-static inline double loom_rem_f64_k(double a, double b, const int strict, int* seen) {
-  double m = fmod(a, b);
-  return m != 0.0 && ((b < 0.0) != (m < 0.0)) ? m + b : m;
-}
-static inline double loom_fdiv_f64_k(double a, double b, const int strict, int* seen) {
-  if (b == 0.0) return a / b;
-  double m = fmod(a, b), d = (a - m) / b;
-  if (m != 0.0 && ((b < 0.0) != (m < 0.0))) d -= 1.0;
-  if (d == 0.0) return copysign(0.0, a / b);
-  double f = floor(d);
-  return d - f > 0.5 ? f + 1.0 : f;
-}
 #endif
+LOOM_FLOAT_DIV_FORMS(double, f64, loom_fmodd_k, __builtin_floor, __builtin_copysign)
 )";
 }
 

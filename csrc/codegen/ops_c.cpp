@@ -67,6 +67,19 @@ static inline uint8_t loom_fdiv_uint8_t(uint8_t a, uint8_t b) { return b ? loom_
 static inline uint8_t loom_fmod_uint8_t(uint8_t a, uint8_t b) { return b ? (uint8_t)(a - loom_uq(a, b) * b) : 0; }
 static inline uint8_t loom_rem_uint8_t(uint8_t a, uint8_t b) { return b ? (uint8_t)(a - loom_uq(a, b) * b) : 0; }
 static inline uint8_t loom_ipow_uint8_t(uint8_t a, uint8_t b) { uint8_t r = 1; while (b) { if (b & 1) r *= a; b >>= 1; a *= a; } return r; }
+/* The CPU's remainder and floor division of floats (c10's div_floor_floating), as selects,
+   over a prelude's fmod of type T with the kernel's strict flag (NOTE [Float fmod]). */
+#define LOOM_FLOAT_DIV_FORMS(T, S, FMOD, FLOOR, COPYSIGN) \
+  static inline __attribute__((always_inline)) T loom_rem_##S##_k(T a, T b, const int strict, int* seen) { \
+    T m = FMOD(a, b, strict, seen); \
+    return m != (T)0 && ((b < (T)0) != (m < (T)0)) ? m + b : m; } \
+  static inline __attribute__((always_inline)) T loom_fdiv_##S##_k(T a, T b, const int strict, int* seen) { \
+    T m = FMOD(a, b, strict, seen), d = (a - m) / b; \
+    d = m != (T)0 && ((b < (T)0) != (m < (T)0)) ? d - (T)1 : d; \
+    T f = FLOOR(d); \
+    f = d - f > (T)0.5 ? f + (T)1 : f; \
+    f = d == (T)0 ? COPYSIGN((T)0, a / b) : f; \
+    return b == (T)0 ? a / b : f; }
 static inline double loom_i2d(int64_t i) { union { int64_t i; double d; } u; u.i = i; return u.d; }
 /* NOTE [Float to integer]: C leaves a float outside the integer type's range undefined,
    and an optimizing compiler used that: a vectorized float -> uint8 cast of -2312.5 gave

@@ -200,21 +200,7 @@ static inline __attribute__((always_inline)) float loom_fmodf_k(float a, float b
 #else
 #define loom_fmodf_k(a, b, strict, seen) fmodf(a, b)
 #endif
-/* The CPU's remainder and floor division of floats (c10's div_floor_floating), as selects. */
-static inline __attribute__((always_inline)) float loom_rem_f32_k(float a, float b,
-                                                                  const int strict, int* seen) {
-  float m = loom_fmodf_k(a, b, strict, seen);
-  return m != 0.0f && ((b < 0.0f) != (m < 0.0f)) ? m + b : m;
-}
-static inline __attribute__((always_inline)) float loom_fdiv_f32_k(float a, float b,
-                                                                   const int strict, int* seen) {
-  float m = loom_fmodf_k(a, b, strict, seen), d = (a - m) / b;
-  d = m != 0.0f && ((b < 0.0f) != (m < 0.0f)) ? d - 1.0f : d;
-  float f = __builtin_floorf(d);
-  f = d - f > 0.5f ? f + 1.0f : f;
-  f = d == 0.0f ? __builtin_copysignf(0.0f, a / b) : f;
-  return b == 0.0f ? a / b : f;
-}
+LOOM_FLOAT_DIV_FORMS(float, f32, loom_fmodf_k, __builtin_floorf, __builtin_copysignf)
 )";
 }
 
