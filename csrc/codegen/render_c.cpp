@@ -506,7 +506,7 @@ std::string Renderer::render(bool entry) {
                            Op::FloorDiv, Op::Erfinv}))
     os << c_wide_math_prelude();
   if (entry && uses_double_math(k)) os << c_double_math_prelude();
-  if (entry && uses_trig(k, true)) os << c_double_trig_prelude();
+  if (entry && uses_double_trig(k)) os << c_double_trig_prelude();
   if (entry && uses_gamma(k)) os << c_gamma_prelude();
   if (entry && uses_special(k)) os << c_special_prelude();
   if (entry && uses_op(k, Op::Polynomial)) os << c_polynomial_prelude();
@@ -518,9 +518,8 @@ std::string Renderer::render(bool entry) {
   }
   // NOTE [Deferred checks]: a check that returns from the kernel when it fails (an index out
   // of range, an integer divisor of zero) kept every loop around it scalar: a loop with an
-  // exit does not vectorize. A kernel with checks that writes its output in place (not a
-  // scatter, whose checks run first, nor a batched kernel or one with a prologue) is now its
-  // body twice: each check records a failure in loom_seen and passes on a value that is
+  // exit does not vectorize. A store kernel with checks (not a scatter, whose checks run
+  // first, nor a batched kernel or one with a prologue) is now its body twice: each check records a failure in loom_seen and passes on a value that is
   // safe to use (index 0, divisor 1), and only if one failed does the body run again in
   // strict mode, where the first failed check reports its fault and returns. A kernel that
   // may fault writes fresh memory (NOTE [Faults], schedule/realize.cpp), so what the first
@@ -540,10 +539,9 @@ std::string Renderer::render(bool entry) {
   for (size_t p = 1; p < k.params.size(); ++p) out_alone &= !same_mem(p);
   bool reads_out = false;
   for (const LNode& n : k.nodes) reads_out |= (n.op == Op::Load || n.op == Op::Gather) && n.param == 0;
-  const bool trig = uses_strict_paths(k) && !k.prologue;
   defer_checks = entry && !k.batched && k.out_dyn < 0 && !k.prologue &&
-                 (uses_op(k, Op::Check) ||
-                  (trig && out_alone && !reads_out && k.params[0] && k.extra.empty()));
+                 (uses_op(k, Op::Check) || (uses_strict_paths(k) && out_alone && !reads_out &&
+                                            k.params[0] && k.extra.empty()));
   if (defer_checks) {
     os << "static inline __attribute__((always_inline)) int loom_body(char** bufs, int64_t "
           "start, int64_t end, const int strict) {\n  int loom_seen = 0;\n";

@@ -22,14 +22,11 @@ bool has_strict_path(Op op, DType dtype) {
 
 namespace c_render {
 
-bool Renderer::is_trig(const LNode& n) {
-  return is_floating(n.dtype) && (n.op == Op::Sin || n.op == Op::Cos || n.op == Op::Tan);
-}
-
-bool Renderer::uses_trig(const LKernel& k, bool dbl) {
+bool Renderer::uses_double_trig(const LKernel& k) {
   for (const LNode& n : k.nodes)
-    if (is_trig(n) && (!dbl || n.dtype == DType::Float64)) return true;
-  return k.prologue && uses_trig(*k.prologue, dbl);
+    if (n.dtype == DType::Float64 && (n.op == Op::Sin || n.op == Op::Cos || n.op == Op::Tan))
+      return true;
+  return k.prologue && uses_double_trig(*k.prologue);
 }
 
 bool Renderer::uses_strict_paths(const LKernel& k) {

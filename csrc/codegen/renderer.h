@@ -156,11 +156,10 @@ struct Renderer {
   static bool uses_special(const LKernel& k);
   static bool uses_op(const LKernel& k, Op op);
   static bool uses_any(const LKernel& k, std::initializer_list<Op> ops);
-  // Float64 ops whose own functions c_double_math_prelude has.
+  // Ops whose own functions c_double_math_prelude has (float64's, float32 erfc).
   static bool uses_double_math(const LKernel& k);
-  // Float sin, cos, tan (NOTE [Double trig]); of float64 alone where `dbl`.
-  static bool is_trig(const LNode& n);
-  static bool uses_trig(const LKernel& k, bool dbl);
+  // Float64 sin, cos, tan (NOTE [Double trig]).
+  static bool uses_double_trig(const LKernel& k);
   // Ops with a path left to the strict run (trig's large arguments, float fmod's long
   // quotients): their calls name `strict` and `loom_seen`.
   static bool uses_strict_paths(const LKernel& k);
