@@ -172,7 +172,9 @@ void realize_store(const NodeRef& v) {
     if (!sib.mem) sib.mem = allocate_memory(size_t(sib.flat->shape[0]));
   }
   std::shared_ptr<Memory> mem;
-  if (!checks.any && base->realized && can_reuse_base(v.get(), base, exprs)) {
+  bool loaded = false;  // whether the kernel would read the memory it writes
+  if (!checks.any && base->realized && can_reuse_base(v.get(), base, exprs, true, {}, &loaded) &&
+      !(covers && loaded && has_strict_ops(exprs))) {  // NOTE [Strict kernels]
     mem = base->realized;
   } else if (covers || (base->op == Op::Empty && !base->realized)) {
     // Every byte that matters is stored.

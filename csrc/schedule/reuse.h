@@ -21,6 +21,11 @@ bool can_reuse_base(const Node* write, const Node* base, const std::vector<const
                     bool held_by_write = true, const std::vector<const Node*>& chain = {},
                     bool* loaded = nullptr);
 
+// Whether the expressions hold an op with a strict path within their first nodes (NOTE
+// [Strict kernels]): the kernel computing them should not read memory it writes.
+constexpr size_t kMaxStrictWalk = 256;
+bool has_strict_ops(const std::vector<const Node*>& exprs);
+
 // The memory that a store covering its whole buffer computes into, other than a fresh
 // block: its own old value's where it reads it (NOTE [Superseded bases]), a dying donor's
 // (NOTE [Donated memory]), else its old value's though unread. A base it reads (or a

@@ -497,6 +497,38 @@ def test_strict_path_kernels_keep_their_own_memory(tmp_path):
     assert sum("if (loom_body(bufs, start, end, 0))" in k for k in kernels) == 1
 
 
+def test_in_place_strict_path_kernels_keep_fresh_memory(tmp_path):
+    """An in-place op whose kernel would rerun (float64 cos, float32 remainder, over the
+    whole tensor) computes into a fresh block rather than the memory it reads, and is
+    deferred (NOTE [Strict kernels]); the tensor and its views see the new values. Over part
+    of the tensor the rest must stay, so the kernel writes in place and takes the strict
+    path throughout (one kernel, not deferred)."""
+    prog = ("import torch, loom\n"
+            "x = torch.randn(4096, dtype=torch.float64) * 1e10\n"
+            "x[7] = 1e300\n"
+            "want = x.to(loom.device).cos().cpu()  # the functional form, deferred too\n"
+            "torch.testing.assert_close(want, x.cos(), rtol=3e-16, atol=0)\n"
+            "xl = x.to(loom.device)\n"
+            "v = xl[::3]\n"
+            "loom.sync()\n"
+            "xl.cos_()\n"
+            "assert torch.equal(xl.cpu(), want) and torch.equal(v.cpu(), want[::3])\n"
+            "f = torch.randn(4096) * 1e4\n"
+            "fl = f.to(loom.device)\n"
+            "loom.sync()\n"
+            "fl.remainder_(0.3)\n"
+            "assert torch.equal(fl.cpu(), f.remainder(0.3))\n"
+            "want = fl[::2].sin().cpu()\n"
+            "p = fl[::2]\n"
+            "loom.sync()\n"
+            "p.sin_()\n"
+            "assert torch.equal(fl[::2].cpu(), want)\n"
+            "assert torch.equal(fl[1::2].cpu(), f.remainder(0.3)[1::2])\n")
+    kernels = kernel_sources(prog, tmp_path)
+    deferred = ["if (loom_body(bufs, start, end, 0))" in k for k in kernels]
+    assert deferred == [True, True, True, True, False], kernels
+
+
 def test_fmod_long_quotients_rerun():
     """Quotients of 2^50 and more take the strict run's six steps (NOTE [Float fmod]): a
     few among ordinary ones in a long tensor, fused and in place."""
