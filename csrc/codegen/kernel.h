@@ -49,8 +49,9 @@ struct LKernel {
   Affine out_index;
   DType out_dtype;
   int scan_var = -1;  // the sequential output var of a scan kernel
-  // A scatter writes at a computed index (node out_dyn), in order, on one thread; with a
-  // combine kind the old element is combined with the value instead of overwritten.
+  // A scatter writes at a computed index (node out_dyn), in order, on one thread unless its
+  // rows are disjoint (scatter_rows_disjoint); with a combine kind the old element is
+  // combined with the value instead of overwritten.
   int out_dyn = -1;
   int combine = -1;  // -1, or a ReduceKind
   // A batched kernel runs its store once per row of an argument table: Const values, Load
@@ -94,6 +95,9 @@ bool lkernels_alike(const LKernel& a, const LKernel& b);
 // Pass 1 for a scatter: the loop nest over the index space of `value` and `index`.
 LKernel lower_scatter(DType dtype, const NodeRef& value, const NodeRef& index, int combine,
                       const std::shared_ptr<Memory>& out_mem);
+// Whether a scatter's outermost output loop may be split across threads: different
+// iterations of it write different elements (NOTE [Parallel scatters]).
+bool scatter_rows_disjoint(const LKernel& k);
 // Pass 2: merge adjacent loops that every index walks as one, drop size-1 loops.
 void collapse_loops(LKernel& k);
 // Where each reduction is computed. NOTE [Hoisted reductions]: a reduction whose value

@@ -539,6 +539,22 @@ std::string Renderer::render(bool entry) {
   for (size_t p = 1; p < k.params.size(); ++p) out_alone &= !same_mem(p);
   bool reads_out = false;
   for (const LNode& n : k.nodes) reads_out |= (n.op == Op::Load || n.op == Op::Gather) && n.param == 0;
+  // A scatter's check pass (NOTE [Parallel scatters]), a function run twice like a deferred
+  // body: the first run records failures, the strict one reports the first.
+  const bool check_pass = entry && k.out_dyn >= 0 && !k.checks.empty() && !k.check_in_reduce &&
+                          !k.batched && !stream_chunk;
+  const bool two_pass = check_pass && scatter_rows_disjoint(k);
+  if (check_pass) {
+    os << "static inline __attribute__((always_inline)) int loom_checks(char** bufs, int64_t "
+          "start, int64_t end, const int strict) {\n  int loom_seen = 0;\n";
+    const size_t outside = scopes.size();
+    declare_params();
+    defer_checks = true;
+    render_index_checks();
+    defer_checks = false;
+    scopes.resize(outside);
+    os << "  return loom_seen;\n}\n";
+  }
   defer_checks = entry && !k.batched && k.out_dyn < 0 && !k.prologue &&
                  (uses_op(k, Op::Check) || (uses_strict_paths(k) && out_alone && !reads_out &&
                                             k.params[0] && k.extra.empty()));
@@ -554,36 +570,11 @@ std::string Renderer::render(bool entry) {
     line(1, "if (start == 0) loom_prologue(bufs, 0, " +
                 std::to_string(k.prologue->var_size.empty() ? 1 : k.prologue->var_size[0]) +
                 "LL);");
-  // NOTE [Restrict]: a parameter in another allocation than the output cannot alias it,
-  // and says so, so that the compiler may keep loads (and what they feed: a batch norm's
-  // per-channel scale) out of loops that store. Parameters are the same allocation only
-  // when they are the same Memory; the output without such a twin is restrict too.
-  for (size_t p = 0; p < k.params.size(); ++p) {
-    std::string t = c_storage_type(k.param_dtype[p]);
-    const bool restrict = p == 0 ? out_alone && k.params[0] : !same_mem(p);
-    line(1, t + "*" + (restrict ? " restrict" : "") + " p" + std::to_string(p) + " = (" + t +
-                "*)bufs[" + std::to_string(p) + "];");
-  }
-  line(1, "int64_t* fault = (int64_t*)bufs[" + std::to_string(k.params.size()) + "];");
-  if (!k.batched && !k.slot_values.empty()) {  // NOTE [Scalar arguments] (launch.cpp)
-    line(1, "const int64_t* restrict a = (const int64_t*)bufs[" +
-                std::to_string(k.params.size() + 1) + "];");
-    // Each argument is read once, before the loops: gcc does not vectorize a loop that
-    // reads one (a layer norm's eps and GELU's constants kept its row loop scalar).
-    scopes.emplace_back();
-    for (size_t i = 0; i < k.nodes.size(); ++i)
-      if (k.nodes[i].op == Op::Const && k.nodes[i].slot >= 0) emit(int(i), 1);
-    std::vector<int> rand_slots;  // one Rand LNode per node, but two may share a slot pair
-    for (const LNode& n : k.nodes)
-      if ((n.op == Op::RandUniform || n.op == Op::RandNormal) && n.slot >= 0 &&
-          std::find(rand_slots.begin(), rand_slots.end(), n.slot) == rand_slots.end()) {
-        rand_slots.push_back(n.slot);
-        const std::string s = std::to_string(n.slot);
-        line(1, "const uint64_t rand_seed" + s + " = (uint64_t)a[" + s + "], rand_off" + s +
-                    " = (uint64_t)a[" + std::to_string(n.slot + 1) + "];");
-      }
-  }
-  if (k.out_dyn >= 0 && !k.checks.empty() && !k.check_in_reduce) render_index_checks();
+  declare_params();
+  const std::string checked = "loom_checks(bufs, start, end, 0) && loom_checks(bufs, start, end, 1)";
+  if (two_pass) line(1, "if (fault[2] == 0) { (void)(" + checked + "); return; }");
+  else if (check_pass) line(1, "if (" + checked + ") return;");
+  if (k.out_dyn >= 0 && !k.checks.empty() && !k.check_in_reduce && !check_pass) render_index_checks();
   int depth = 1;
   if (k.batched) {
     line(1, "const int64_t* rows = (const int64_t*)bufs[" + std::to_string(k.params.size() + 1) +
@@ -648,6 +639,45 @@ std::string Renderer::render(bool entry) {
   if (stream_chunk) line(1, "loom_sfence();");
   close_kernel();
   return os.str();
+}
+
+// The kernel's buffers, fault array and argument slots, as locals (a pushed scope holds
+// the slots' values).
+void Renderer::declare_params() {
+  auto same_mem = [&](size_t p) {
+    return !k.params[0] || !k.params[p] || k.params[p] == k.params[0];
+  };
+  bool out_alone = true;
+  for (size_t p = 1; p < k.params.size(); ++p) out_alone &= !same_mem(p);
+  // NOTE [Restrict]: a parameter in another allocation than the output cannot alias it,
+  // and says so, so that the compiler may keep loads (and what they feed: a batch norm's
+  // per-channel scale) out of loops that store. Parameters are the same allocation only
+  // when they are the same Memory; the output without such a twin is restrict too.
+  for (size_t p = 0; p < k.params.size(); ++p) {
+    std::string t = c_storage_type(k.param_dtype[p]);
+    const bool restrict = p == 0 ? out_alone && k.params[0] : !same_mem(p);
+    line(1, t + "*" + (restrict ? " restrict" : "") + " p" + std::to_string(p) + " = (" + t +
+                "*)bufs[" + std::to_string(p) + "];");
+  }
+  line(1, "int64_t* fault = (int64_t*)bufs[" + std::to_string(k.params.size()) + "];");
+  if (!k.batched && !k.slot_values.empty()) {  // NOTE [Scalar arguments] (launch.cpp)
+    line(1, "const int64_t* restrict a = (const int64_t*)bufs[" +
+                std::to_string(k.params.size() + 1) + "];");
+    // Each argument is read once, before the loops: gcc does not vectorize a loop that
+    // reads one (a layer norm's eps and GELU's constants kept its row loop scalar).
+    scopes.emplace_back();
+    for (size_t i = 0; i < k.nodes.size(); ++i)
+      if (k.nodes[i].op == Op::Const && k.nodes[i].slot >= 0) emit(int(i), 1);
+    std::vector<int> rand_slots;  // one Rand LNode per node, but two may share a slot pair
+    for (const LNode& n : k.nodes)
+      if ((n.op == Op::RandUniform || n.op == Op::RandNormal) && n.slot >= 0 &&
+          std::find(rand_slots.begin(), rand_slots.end(), n.slot) == rand_slots.end()) {
+        rand_slots.push_back(n.slot);
+        const std::string s = std::to_string(n.slot);
+        line(1, "const uint64_t rand_seed" + s + " = (uint64_t)a[" + s + "], rand_off" + s +
+                    " = (uint64_t)a[" + std::to_string(n.slot + 1) + "];");
+      }
+  }
 }
 
 void Renderer::close_kernel() {

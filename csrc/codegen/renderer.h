@@ -178,6 +178,7 @@ struct Renderer {
   bool same_expr(int a, int b, int r, int x) const;
   bool uses_var(int id, int v) const;
   bool scatter_rows_distinct() const;
+  void declare_params();
   void render_index_checks();
   void render_scatter_store(int depth);
   void plan_prefetch(const ReducePlacement& hoist);

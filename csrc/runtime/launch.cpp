@@ -67,7 +67,8 @@ KernelPlan make_plan(LKernel& k, const NodeRef& value, const std::function<std::
   if (dbg >= 4)
     std::fprintf(stderr, "loom: %s (%s)\n%s", p.kernel->name.c_str(),
                  p.kernel->source_path.c_str(), src.c_str());
-  // The outermost output loop is split across threads; a scatter runs in order on one.
+  // The outermost output loop is split across threads; a scatter runs in order on one,
+  // unless its rows are disjoint (NOTE [Parallel scatters]).
   int64_t inner_work = 1;
   bool first = true;
   for (size_t v = 0; v < k.var_size.size(); ++v) {
@@ -79,7 +80,9 @@ KernelPlan make_plan(LKernel& k, const NodeRef& value, const std::function<std::
     }
   }
   p.grain = std::max<int64_t>(1, (int64_t(1) << 15) / std::max<int64_t>(inner_work, 1));
-  if (k.out_dyn >= 0) p.grain = std::max<int64_t>(p.outer, 1);
+  const bool rows_disjoint = scatter_rows_disjoint(k);
+  if (k.out_dyn >= 0 && !rows_disjoint) p.grain = std::max<int64_t>(p.outer, 1);
+  p.two_pass = rows_disjoint && !k.checks.empty();
   p.checks = k.checks;
   p.nodes = k.nodes.size();
   p.recomputes = recomputes_reductions(k);
@@ -107,12 +110,17 @@ uint64_t launch(const KernelPlan& p, std::vector<char*> params, std::vector<int6
   std::string label;
   if (debug_level() >= 2) label = p.kernel->name + " " + what() + " " + std::to_string(p.nodes) + " nodes";
   auto run = [fn = p.kernel->fn, params = std::move(params), args = std::move(args), outer = p.outer,
-              grain = p.grain, label = std::move(label)]() mutable {
-    int64_t fault[2] = {0, 0};
+              grain = p.grain, two_pass = p.two_pass, label = std::move(label)]() mutable {
+    // The fault's check number and value; fault[2]: the pass of a two-pass scatter.
+    int64_t fault[3] = {0, 0, 0};
     params.push_back(reinterpret_cast<char*>(fault));
     if (!args.empty()) params.push_back(reinterpret_cast<char*>(args.data()));
     auto t0 = std::chrono::steady_clock::now();
     run_parallel(fn, params.data(), outer, grain);
+    if (two_pass && fault[0] == 0) {
+      fault[2] = 1;
+      run_parallel(fn, params.data(), outer, grain);
+    }
     if (!label.empty()) {
       double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
       std::fprintf(stderr, "loom: kernel %s %.1f us\n", label.c_str(), us);

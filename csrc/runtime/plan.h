@@ -48,6 +48,7 @@ struct KernelPlan {
   std::vector<int> slot_const;  // its argument slot i is binding.consts[slot_const[i]]
   std::vector<int> checks;      // fault messages of its Check nodes
   int64_t outer = 1, grain = 1;
+  bool two_pass = false;        // a scatter checking, then writing (NOTE [Parallel scatters])
   size_t nodes = 0;             // for LOOM_DEBUG
   bool placed = true;           // PlanKind::Placement: place_reductions(...).ok
   bool recomputes = false;      // recomputes_reductions (metrics().reductions_recomputed)

@@ -681,3 +681,58 @@ def test_gather_fault_late_in_a_long_index():
                     lambda: x.to(loom.device).gather(1, idx.to(loom.device)).cpu())
     idx[-1, -1] = 63
     assert torch.equal(x.to(loom.device).gather(1, idx.to(loom.device)).cpu(), x.gather(1, idx))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64])
+def test_scatters_along_inner_dims_split_their_rows(dtype, tmp_path):
+    """A scatter whose rows write disjoint elements (its index a row base plus a checked
+    index within the row) splits its rows across threads after a check pass over all of
+    them (NOTE [Parallel scatters]): the CPU's values bit for bit, duplicates included, for
+    scatter_add, scatter and scatter_reduce along inner dims and gather's backward."""
+    g = torch.Generator().manual_seed(5)
+    x = (torch.randn(600, 300, generator=g) * 100).to(dtype)
+    idx = torch.randint(0, 300, (600, 300), generator=g)
+    x3 = (torch.randn(40, 24, 30, generator=g) * 100).to(dtype)
+    idx3 = torch.randint(0, 24, (40, 24, 30), generator=g)
+    cases = [lambda t, i, t3, i3: torch.zeros_like(t).scatter_add_(1, i, t),
+             lambda t, i, t3, i3: torch.zeros_like(t).scatter_add_(1, (i * 7 + 3) % 300, t),
+             lambda t, i, t3, i3: t.clone().scatter_(1, i[:, :40], t[:, 50:90]),
+             lambda t, i, t3, i3: t.clone().scatter_reduce_(1, i, t, "amax"),
+             lambda t, i, t3, i3: torch.zeros_like(t3).scatter_add_(1, i3, t3),
+             lambda t, i, t3, i3: torch.zeros_like(t3).scatter_add_(2, i3 % 30, t3)]
+    for fn in cases:
+        want = fn(x, idx, x3, idx3)
+        got = fn(*(v.to(loom.device) for v in (x, idx, x3, idx3))).cpu()
+        assert torch.equal(got, want)
+    if dtype == torch.float64:
+        w = x.clone().requires_grad_()
+        wl = x.to(loom.device).requires_grad_()
+        (w.gather(1, idx) * idx).sum().backward()
+        (wl.gather(1, idx.to(loom.device)) * idx.to(loom.device)).sum().backward()
+        torch.testing.assert_close(wl.grad.cpu(), w.grad, rtol=1e-12, atol=1e-9)
+    prog = ("import torch, loom\n"
+            "i = torch.randint(0, 300, (600, 300), device=loom.device)\n"
+            "x = torch.ones(600, 300, device=loom.device)\n"
+            "a = torch.zeros_like(x).scatter_add_(1, i, x)\n"
+            "b = torch.zeros_like(x).scatter_add_(0, i % 600, x)\n"
+            "assert a.sum().item() == b.sum().item() == 180000\n")
+    scatters = [k for k in kernel_sources(prog, tmp_path) if "old = old +" in k]
+    assert ["if (fault[2] == 0)" in k for k in scatters] == [True, False], scatters
+
+
+def test_parallel_scatter_fault_writes_nothing():
+    """An out-of-range index in the last rows of a scatter split across threads raises the
+    CPU's error, and no row was written: every index is checked before any element is
+    (NOTE [Parallel scatters])."""
+    g = torch.Generator().manual_seed(3)
+    x = torch.randn(1024, 256, generator=g)
+    idx = torch.randint(0, 256, (1024, 256), generator=g)
+    xl, il = x.to(loom.device), idx.to(loom.device)
+    for bad in (256, -1):
+        il[1000, 17] = bad
+        idx[1000, 17] = bad
+        y = xl.clone()
+        loom.sync()
+        raises_like_cpu(lambda: x.clone().scatter_add_(1, idx, x),
+                        lambda: y.scatter_add_(1, il, xl).cpu())
+        assert torch.equal(y.cpu(), x)
