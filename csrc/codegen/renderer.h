@@ -137,6 +137,9 @@ struct Renderer {
   // row loop holds that range); returns the body depth.
   int open_output_loops(bool ivdep, int depth = 1, bool all = true,
                         const ReducePlacement* hoist = nullptr);
+  // NOTE [Invariant loads]: reads loads that move with none of the loops from the
+  // innermost output loop in (`outer`: the output vars outside it) at `depth`, before it.
+  void hoist_invariant_loads(const std::vector<int>& outer, int depth);
   std::string emit(int id, int depth);
   // NOTE [Explicit contraction]: the float Mul that `id` names, when it may fuse into its
   // one reader as an fma; -1 otherwise. fma(x, y, z) renders x * y + z rounded once.

@@ -736,3 +736,19 @@ def test_parallel_scatter_fault_writes_nothing():
         raises_like_cpu(lambda: x.clone().scatter_add_(1, idx, x),
                         lambda: y.scatter_add_(1, il, xl).cpu())
         assert torch.equal(y.cpu(), x)
+
+
+def test_row_index_is_read_outside_the_row_loop(tmp_path):
+    """index_select's row index moves with the row loop only: it is read before the loop over
+    the row's elements opens (NOTE [Invariant loads]), so that the row is copied with
+    contiguous vector loads rather than gathered element by element."""
+    prog = ("import torch, loom\n"
+            "x = torch.randn(64, 256).bfloat16()\n"
+            "i = torch.tensor([5, 0, 63, 5])\n"
+            "got = x.to(loom.device).index_select(0, i.to(loom.device)).cpu()\n"
+            "assert torch.equal(got, x.index_select(0, i))\n")
+    kernels = [k for k in kernel_sources(prog, tmp_path) if "int64_t* restrict p2" in k]
+    assert len(kernels) == 1, kernels
+    body = kernels[0].split("for (int64_t x0 = start; x0 < end; ++x0) {")[1]
+    index_read = body.index("= p2[")
+    assert index_read < body.index("for (int64_t x1 = 0;"), kernels[0]
