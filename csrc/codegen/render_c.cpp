@@ -630,6 +630,13 @@ std::string Renderer::render(bool entry) {
     close_kernel();
     return os.str();
   }
+  if (int tile = scan_tile()) {
+    depth = open_output_loops(false, depth, false);
+    render_scan_tiles(tile, depth);
+    while (depth > 1) line(--depth, "}");
+    close_kernel();
+    return os.str();
+  }
   const bool plain = !k.batched && k.scan_var < 0 && k.out_dyn < 0;
   ReducePlacement hoist;
   if (plain) hoist = place_reductions(k);

@@ -171,6 +171,57 @@ void Renderer::render_column_tiles(int tile, int depth) {
   line(--depth, "}");
 }
 
+// NOTE [Scan tiles]: a scan along an axis other than the innermost (x.cumsum(0)) walked
+// each output down the scanned axis with a stride, one output at a time, a cache line per
+// element: cumsum(0) of 1024x1024 float32 took 6.1 ms where cumsum(1) took 0.33 (eager
+// 12.6 and 0.81). Instead the innermost output loop is cut into blocks whose accumulators
+// advance together, one row of the block per step of the scan: the inner loop walks
+// contiguous memory and vectorizes, and each output still takes its elements in order, so
+// the values are the same. Returns the block's size, or 0 when the kernel is not shaped for
+// it (its scanned value holds no reduction).
+int Renderer::scan_tile() const {
+  if (k.scan_var < 0 || k.batched || k.check_in_reduce || !k.checks.empty()) return 0;
+  std::vector<int> outs = output_vars();
+  if (outs.empty()) return 0;
+  const int xi = outs.back();
+  if (coef(k.out_index, xi) != 1 || coef(k.out_index, k.scan_var) == 1 || k.var_size[xi] < 8)
+    return 0;
+  const LNode& s = k.nodes[k.root];
+  if (any_below(s.src[0], [&](int j) { return k.nodes[j].op == Op::Reduce; })) return 0;
+  return int(kColumnBytes / std::max(4, itemsize(s.dtype)));
+}
+
+// The tiled scan (see scan_tile) inside the outer output loops at `depth`.
+void Renderer::render_scan_tiles(int tile, int depth) {
+  std::vector<int> outs = output_vars();
+  const int xi = outs.back();
+  const std::string x = var_name(k, xi), xb = x + "b", xe = x + "e", T = std::to_string(tile) + "LL";
+  const bool split = outs.size() == 1;  // the thread range is this loop's
+  const std::string lo = split ? "start" : "0";
+  const std::string hi = split ? "end" : std::to_string(k.var_size[xi]) + "LL";
+  const LNode& s = k.nodes[k.root];
+  const ReduceKind kind = std::get<ReduceArg>(s.arg).kind;
+  const std::string acc = "acc[" + x + " - " + xb + "]";
+  line(depth++,
+       "for (int64_t " + xb + " = " + lo + "; " + xb + " < " + hi + "; " + xb + " += " + T + ") {");
+  line(depth, "const int64_t " + xe + " = " + hi + " - " + xb + " < " + T + " ? " + hi + " : " +
+                  xb + " + " + T + ";");
+  line(depth, std::string(compute_ctype(s.dtype)) + " acc[" + T + "];");
+  line(depth, "for (int64_t j_ = 0; j_ < " + T + "; ++j_) acc[j_] = " +
+                  c_reduce_init(kind, s.dtype) + ";");
+  line(depth++, loop(var_name(k, k.scan_var), k.var_size[k.scan_var]) + " {");
+  line(depth, "LOOM_IVDEP");
+  line(depth++, "for (int64_t " + x + " = " + xb + "; " + x + " < " + xe + "; ++" + x + ") {");
+  scopes.emplace_back();
+  std::string v = emit(s.src[0], depth);
+  line(depth, c_reduce_step(kind, s.dtype, acc, v));
+  if (s.dtype == DType::Float16) line(depth, acc + " = loom_rh(" + acc + ");");
+  if (s.dtype == DType::BFloat16) line(depth, acc + " = loom_rb(" + acc + ");");
+  line(depth, "p0[" + index_str(k, k.out_index) + "] = " + c_store(k.out_dtype, acc) + ";");
+  scopes.pop_back();
+  for (int i = 0; i < 3; ++i) line(--depth, "}");
+}
+
 // Whether node a (of a reduction's body, over var r) computes what node b (of the
 // output expression, over output var x) computes, with r standing for x.
 bool Renderer::same_expr(int a, int b, int r, int x) const {

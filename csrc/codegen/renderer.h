@@ -172,6 +172,8 @@ struct Renderer {
   // render_layout.cpp: how the loops walk memory.
   int column_tile() const;
   void render_column_tiles(int tile, int depth);
+  int scan_tile() const;
+  void render_scan_tiles(int tile, int depth);
   int transpose_tile() const;
   int open_transpose_tiles(int tile, int depth);
   bool loads_contiguous(int id, int v) const;

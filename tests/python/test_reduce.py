@@ -5,6 +5,7 @@ import pytest
 import torch
 
 import loom
+from kernel_text import kernel_sources
 
 ALL_DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16,
               torch.int32, torch.int64, torch.uint8, torch.bool]
@@ -663,3 +664,36 @@ def test_nested_reduction_of_a_superseded_write():
         res.append((n.cpu(), g.cpu()))
     torch.testing.assert_close(res[1][0], res[0][0])
     assert torch.equal(res[1][1], res[0][1])
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64, torch.bfloat16,
+                                   torch.complex64], ids=str)
+def test_scans_along_outer_axes_in_blocks(dtype, tmp_path):
+    """A scan along an axis other than the innermost advances a block of outputs a row at a
+    time (NOTE [Scan tiles]); each output takes its elements in the same order, so the
+    values are those of the same scan along the innermost axis of the transposed copy, bit
+    for bit, and the CPU's within rounding."""
+    g = torch.Generator().manual_seed(2)
+    base = torch.randn(300, 517, generator=g)
+    x = (base * 3).to(dtype) if dtype != torch.int64 else (base * 3).to(dtype) % 5 + 1
+    if dtype == torch.complex64:
+        x = torch.complex(base, base.flip(0)) * 0.5
+    x3 = x[:40].reshape(8, 5, 517)
+    xl, x3l = x.to(loom.device), x3.to(loom.device)
+    tol = dict(rtol=2e-2, atol=2e-2) if dtype == torch.bfloat16 else dict(rtol=1e-4, atol=1e-3)
+    for fn in (torch.cumsum, torch.cumprod):
+        if fn is torch.cumprod:  # 40 rows, of factors that keep the products in range
+            x = x[:40] % 2 + 1 if dtype == torch.int64 else x[:40] / 2
+            xl = x.to(loom.device)
+        got = fn(xl, 0)
+        by_rows = fn(xl.t().contiguous(), 1).t()
+        assert torch.equal(got.cpu(), by_rows.cpu())
+        torch.testing.assert_close(got.cpu(), fn(x, 0), **tol)
+        got3 = fn(x3l, 1).cpu()
+        assert torch.equal(got3, fn(x3l.transpose(1, 2).contiguous(), 2).transpose(1, 2).cpu())
+        torch.testing.assert_close(got3, fn(x3, 1), **tol)
+    prog = ("import torch, loom\n"
+            "x = torch.randn(64, 100).to(loom.device)\n"
+            "assert torch.allclose(x.cumsum(0).cpu(), x.cpu().cumsum(0), atol=1e-4)\n")
+    kernels = [k for k in kernel_sources(prog, tmp_path) if "acc" in k]
+    assert len(kernels) == 1 and "LOOM_IVDEP" in kernels[0] and "x0b" in kernels[0], kernels
