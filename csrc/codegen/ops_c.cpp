@@ -487,8 +487,8 @@ std::string c_op(Op op, DType in, DType out, const std::vector<std::string>& a) 
           : single(in) ? "loom_fmodf_k(" + a[0] + ", " + a[1] + ", strict, &loom_seen)"
                        : "loom_fmodd_k(" + a[0] + ", " + a[1] + ", strict, &loom_seen)";
       break;
-    case Op::Pow:
-      e = flt ? fn("pow", in) + "(" + a[0] + ", " + a[1] + ")"
+    case Op::Pow:  // NOTE [Float pow]
+      e = flt ? (single(in) ? "loom_powfd" : "pow") + std::string("(") + a[0] + ", " + a[1] + ")"
               : int_helper("ipow", in) + "(" + a[0] + ", " + a[1] + ")";
       break;
     case Op::Atan2: e = vec_fn("atan2", in) + "(" + a[0] + ", " + a[1] + ")"; break;

@@ -38,6 +38,7 @@ bool Renderer::uses_strict_paths(const LKernel& k) {
 bool Renderer::uses_double_math(const LKernel& k) {
   for (const LNode& n : k.nodes) {
     if (n.op == Op::Erfc && n.dtype != DType::Float64) return true;  // loom_erfcf
+    if (n.op == Op::Pow && is_floating(n.dtype) && n.dtype != DType::Float64) return true;
     if (n.dtype == DType::Float64 &&
         (n.op == Op::Exp || n.op == Op::Expm1 || n.op == Op::Tanh || n.op == Op::Sinh ||
          n.op == Op::Cosh || n.op == Op::Sigmoid || n.op == Op::Log || n.op == Op::Log1p ||

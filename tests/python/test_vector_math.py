@@ -341,6 +341,52 @@ def test_float32_erfc():
                                rtol=2 * torch.finfo(torch.bfloat16).eps, atol=0, equal_nan=True)
 
 
+def test_float32_pow(tmp_path):
+    """pow of float32 (NOTE [Float pow]): e^(y log|x|) in double, the float nearest the exact
+    power over every magnitude of base and exponent (float64's power rounded once: the
+    CPU's is within 1 ulp of it); C's special cases as the CPU's, signed zeros, infinities
+    and NaNs included; negative bases with integer exponents; float16 and bfloat16 as
+    the CPU's within their rounding; and the kernel calls no libm pow."""
+    g = torch.Generator().manual_seed(29)
+    bits = torch.randint(0, 0x7F800000, (400_000,), generator=g, dtype=torch.int64).to(torch.int32)
+    x = torch.cat([bits.view(torch.float32), torch.rand(200_000, generator=g) * 4])
+    y = torch.cat([torch.randn(400_000, generator=g) * 2, torch.randn(200_000, generator=g) * 30])
+    got = torch.pow(x.to(loom.device), y.to(loom.device)).cpu()
+    want = torch.pow(x.double(), y.double()).float()
+    assert int(_ulps(got, want).max()) == 0
+    assert int(_ulps(got, torch.pow(x, y)).max()) <= 1
+    e = torch.tensor([1.7, -2.5, 0.1, 7.0])
+    for k in e.tolist():
+        got = torch.pow(x.to(loom.device), k).cpu()
+        assert int(_ulps(got, torch.pow(x.double(), float(torch.tensor(k))).float()).max()) == 0
+    v = torch.cat([_specials(), torch.tensor([2.0, -2.0, 3.0, -3.0, -7.0, 0.5, -0.5, 1.5, 2.0 ** 24 + 2, 1e10])])
+    a, b = v[:, None].expand(len(v), len(v)), v[None, :].expand(len(v), len(v))
+    gl = torch.pow(a.to(loom.device), b.to(loom.device)).cpu()
+    want = torch.pow(a, b)
+    # Where an operand is special the results are exact; elsewhere within an ulp.
+    special = lambda t: (t == 0) | (t.abs() == 1) | t.isinf() | t.isnan()
+    exact = special(a) | special(b) | special(want)
+    same = (gl == want) | (gl.isnan() & want.isnan())
+    assert bool(same[exact].all()), [(a[i, j].item(), b[i, j].item(), gl[i, j].item(),
+                                      want[i, j].item()) for i, j in (~same & exact).nonzero().tolist()[:10]]
+    zero = exact & (want == 0)
+    assert torch.equal(torch.signbit(gl[zero]), torch.signbit(want[zero]))
+    assert int(_ulps(gl, want).max()) <= 1
+    neg = -torch.rand(10_000, generator=g) * 3
+    ints = torch.randint(-20, 21, (10_000,), generator=g).float()
+    assert int(_ulps(torch.pow(neg.to(loom.device), ints.to(loom.device)).cpu(),
+                     torch.pow(neg.double(), ints.double()).float()).max()) == 0
+    for dt in (torch.float16, torch.bfloat16):
+        h, k = (x[400_000:] + 0.01).to(dt), y[400_000:].clamp(-3, 3).to(dt)
+        torch.testing.assert_close(torch.pow(h.to(loom.device), k.to(loom.device)).cpu(),
+                                   torch.pow(h, k), rtol=2 * torch.finfo(dt).eps, atol=0)
+    prog = ("import torch, loom\n"
+            "x = torch.rand(4096).to(loom.device)\n"
+            "assert torch.allclose(x.pow(1.7).cpu(), x.cpu().pow(1.7))\n")
+    body = "void kernel".join(kernel_sources(prog, tmp_path))
+    assert "loom_powfd(" in body and "powf(" not in body.split("#define loom_powfd")[0].split("loom_powfd(float")[-1]
+
+
 def test_float32_erfinv():
     """erfinv of float32 (wide_math_c.cpp): within 1 ulp of the float64 result rounded,
     over a grid, random values and the floats next to +-1 (where the CPU's own is up to
