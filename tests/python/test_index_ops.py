@@ -196,9 +196,10 @@ def test_write_layouts(name, layout):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16,
                                    torch.int64, torch.int32, torch.int16, torch.int8,
                                    torch.uint8, torch.bool])
-@pytest.mark.parametrize("shape", [(), (7,), (5, 9), (3, 4, 6), (0, 4), (4, 1, 3)])
+@pytest.mark.parametrize("shape", [(), (7,), (5, 9), (3, 4, 6), (0, 4), (4, 1, 3), (64, 300),
+                                   (3, 2, 700)])
 def test_nonzero_of_contiguous_tensors(dtype, shape):
-    """A contiguous real tensor is scanned row by row in one typed pass (ops_index.cpp):
+    """A contiguous real tensor is scanned row by row in one typed pass (NOTE [Nonzero scan]):
     -0.0 is zero and NaN is not, as on the CPU; every rank, empty ones included."""
     g = torch.Generator().manual_seed(2)
     x = torch.randint(-2, 3, shape, generator=g).to(dtype)
