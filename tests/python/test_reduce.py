@@ -376,11 +376,15 @@ def test_reduction_under_a_scan_is_computed_once(fn, kernels):
 
 def test_variance_of_everything_is_one_kernel():
     # The mean is computed before the sum of squares that reads it (NOTE [Hoisted
-    # reductions]), not inside its loop: 1M elements would otherwise take 1M passes.
-    x = _realized((1 << 20,))
-    r = x.var()
-    torch.testing.assert_close(r.cpu(), x.cpu().var(), rtol=1e-4, atol=0)
-    assert loom.metrics()["kernels_run"] == 1
+    # reductions]), not inside its loop: 256K elements would otherwise take 256K passes.
+    # From 2^19 elements each of the two sums splits in two kernels (NOTE [Split
+    # reductions]), their partial sums computed across threads.
+    for n, kernels in ((1 << 18, 1), (1 << 20, 4)):
+        x = _realized((n,))
+        loom.reset_metrics()
+        r = x.var()
+        torch.testing.assert_close(r.cpu(), x.cpu().var(), rtol=1e-4, atol=0)
+        assert loom.metrics()["kernels_run"] == kernels
 
 
 def test_fallbacks_not_counted():
@@ -620,10 +624,13 @@ def test_reductions_that_do_not_split():
     loom.reset_metrics()
     torch.testing.assert_close(xl.sum().cpu(), x.sum(), rtol=1e-5, atol=0)
     assert loom.metrics()["kernels_run"] == 1
-    # below 4M elements: one kernel
+    # below 2^19 elements: one kernel
     loom.reset_metrics()
-    torch.testing.assert_close(xl[:1024].sum().cpu(), x[:1024].sum(), rtol=1e-5, atol=0)
+    torch.testing.assert_close(xl[:496].sum().cpu(), x[:496].sum(), rtol=1e-5, atol=0)
     assert loom.metrics()["kernels_run"] == 1
+    loom.reset_metrics()
+    torch.testing.assert_close(xl[:512].sum().cpu(), x[:512].sum(), rtol=1e-5, atol=0)
+    assert loom.metrics()["kernels_run"] == 2
 
 
 @pytest.mark.parametrize("fn,kernels", [
