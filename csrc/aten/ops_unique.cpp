@@ -7,6 +7,8 @@
 #include <torch/library.h>
 
 #include <algorithm>
+#include <cstring>
+#include <type_traits>
 #include <numeric>
 #include <unordered_map>
 #include <unordered_set>
@@ -56,6 +58,163 @@ void check_unique_dtype(const char* name, c10::ScalarType st) {
               "\"", name, "\" not implemented for '", c10::toString(st), "'");
 }
 
+// NOTE [Sorted unique]: the CPU finds distinct values with a hash set, sorts them, and maps
+// each element to its value's place (and counts them) through hash maps: 1M int64 of
+// 1M values took 452 ms here (eager 277), 1M floats 1.5 s. Sorted, the same result comes
+// from a stable sort of (key, position) pairs: runs of equal keys are the distinct values
+// in order, their lengths the counts, each element's run its inverse, and a run's first
+// element (the earliest in input order, the sort being stable) the value the hash set
+// kept. The key orders values as < does and makes -0.0 and 0.0 one, as == does; an LSD
+// radix sort by bytes skips the bytes no two keys differ in. Floats with a NaN (equal to
+// nothing, each NaN its own value in the CPU's set, sorted by std::sort in an order of
+// its own) and bfloat16 (hashed by its bits, so that the CPU's set may hold both zeros)
+// keep the CPU's way, and so does `sorted=False`, which gives the set's order.
+template <typename T>
+uint64_t order_key(T v) {
+  if constexpr (std::is_floating_point_v<T>) {
+    using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+    const T z = v == T(0) ? T(0) : v;
+    U b;
+    std::memcpy(&b, &z, sizeof b);
+    const U sign = U(1) << (sizeof(U) * 8 - 1);
+    return uint64_t((b & sign) ? U(~b) : U(b | sign));
+  } else if constexpr (std::is_signed_v<T>) {
+    return uint64_t(int64_t(v)) ^ (uint64_t(1) << 63);
+  } else {
+    return uint64_t(v);
+  }
+}
+
+// Sorts `keys` and carries `pos` along, stably.
+void radix_sort(std::vector<uint64_t>& keys, std::vector<int64_t>& pos) {
+  const size_t n = keys.size();
+  uint64_t any = 0, every = ~uint64_t(0);
+  for (uint64_t k : keys) {
+    any |= k;
+    every &= k;
+  }
+  std::vector<uint64_t> k2(n);
+  std::vector<int64_t> p2(n);
+  for (int shift = 0; shift < 64; shift += 8) {
+    if ((((any ^ every) >> shift) & 0xff) == 0) continue;  // one byte for all keys
+    size_t start[257] = {0};
+    for (uint64_t k : keys) start[((k >> shift) & 0xff) + 1]++;
+    for (int d = 0; d < 256; ++d) start[d + 1] += start[d];
+    for (size_t i = 0; i < n; ++i) {
+      const size_t at = start[(keys[i] >> shift) & 0xff]++;
+      k2[at] = keys[i];
+      p2[at] = pos[i];
+    }
+    keys.swap(k2);
+    pos.swap(p2);
+  }
+}
+
+template <typename T>
+bool sorts_by_key(const T* data, int64_t n) {
+  if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, c10::BFloat16>) {
+    return false;
+  } else if constexpr (std::is_floating_point_v<T>) {
+    for (int64_t i = 0; i < n; ++i)
+      if (data[i] != data[i]) return false;
+  }
+  return true;
+}
+
+// Distinct keys in an open-addressing table, numbered in order of first occurrence, up to
+// `limit` of them (NOTE [Sorted unique]: few distinct values are found this way, the table
+// staying in the cache; many by sorting).
+class KeyTable {
+ public:
+  KeyTable(int64_t n, size_t limit) : limit_(limit) {
+    size_t size = 64;
+    while (size < 2 * limit && size < 2 * size_t(n)) size *= 2;
+    keys_.resize(size);
+    ids_.assign(size, -1);
+    mask_ = size - 1;
+  }
+  // The key's number, numbering it if new; -1 when it would be number `limit`.
+  int64_t id(uint64_t key) {
+    for (size_t i = size_t((key * 0x9E3779B97F4A7C15ull) >> 32) & mask_;; i = (i + 1) & mask_) {
+      if (ids_[i] < 0) {
+        if (count_ == limit_) return -1;
+        keys_[i] = key;
+        ids_[i] = int64_t(count_);
+        return int64_t(count_++);
+      }
+      if (keys_[i] == key) return ids_[i];
+    }
+  }
+  size_t count() const { return count_; }
+
+ private:
+  std::vector<uint64_t> keys_;
+  std::vector<int64_t> ids_;
+  size_t mask_ = 0, count_ = 0;
+  const size_t limit_;
+};
+
+// unique_values for sorting (NOTE [Sorted unique]).
+template <typename T>
+std::tuple<Tensor, Tensor, Tensor> sorted_unique(const Tensor& in, bool inverse, bool counts) {
+  const T* data = in.data_ptr<T>();
+  const int64_t n = in.numel();
+  const bool extras = inverse || counts;
+  Tensor inv = extras ? long_host(in.sizes()) : long_host({0});
+  std::vector<T> distinct;
+  std::vector<int64_t> runs;
+  // Few distinct values: their first occurrences by table, sorted, then each element's
+  // place through the table.
+  KeyTable table(n, size_t(1) << 16);
+  std::vector<int64_t> first;  // position of each numbered key's first occurrence
+  int64_t* ip = extras ? inv.data_ptr<int64_t>() : nullptr;  // numbers, then ranks
+  bool few = true;
+  for (int64_t i = 0; i < n && few; ++i) {
+    const int64_t id = table.id(order_key(data[i]));
+    few = id >= 0;
+    if (few && size_t(id) == first.size()) first.push_back(i);
+    if (ip) ip[i] = id;
+  }
+  if (few) {
+    std::vector<int64_t> order(first.size()), rank(first.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+      return order_key(data[first[size_t(a)]]) < order_key(data[first[size_t(b)]]);
+    });
+    for (size_t r = 0; r < order.size(); ++r) {
+      rank[size_t(order[r])] = int64_t(r);
+      distinct.push_back(data[first[size_t(order[r])]]);
+    }
+    runs.assign(order.size(), 0);
+    for (int64_t i = 0; ip && i < n; ++i) {
+      ip[i] = rank[size_t(ip[i])];
+      runs[size_t(ip[i])] += 1;
+    }
+  } else {
+    std::vector<uint64_t> keys(static_cast<size_t>(n));
+    std::vector<int64_t> pos(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) keys[size_t(i)] = order_key(data[i]);
+    std::iota(pos.begin(), pos.end(), 0);
+    radix_sort(keys, pos);
+    for (size_t i = 0; i < keys.size(); ++i) {
+      if (i == 0 || keys[i] != keys[i - 1]) {
+        distinct.push_back(data[pos[i]]);
+        runs.push_back(0);
+      }
+      runs.back() += 1;
+      if (ip) ip[pos[i]] = int64_t(distinct.size()) - 1;
+    }
+  }
+  Tensor values = at::empty({int64_t(distinct.size())}, in.options());
+  std::copy(distinct.begin(), distinct.end(), values.data_ptr<T>());
+  Tensor cnt = long_host({0});
+  if (counts) {
+    cnt = long_host({int64_t(runs.size())});
+    std::copy(runs.begin(), runs.end(), cnt.data_ptr<int64_t>());
+  }
+  return {values, inv, cnt};
+}
+
 // Distinct values of the whole tensor; the inverse (input-shaped) when either extra is
 // asked for, the counts when they are. Unasked results are empty, as on the CPU.
 template <typename T>
@@ -63,6 +222,7 @@ std::tuple<Tensor, Tensor, Tensor> unique_values(const Tensor& in, bool sorted, 
                                                  bool counts) {
   const T* data = in.data_ptr<T>();
   const int64_t n = in.numel();
+  if (sorted && sorts_by_key(data, n)) return sorted_unique<T>(in, inverse, counts);
   std::vector<T> distinct;
   if constexpr (std::is_same_v<T, bool>) {
     bool seen[2] = {false, false};

@@ -64,6 +64,35 @@ def test_unique_along_dim(dtype, dim, flags, no_fallbacks):
              torch.unique_consecutive(t.to(loom.device), dim=dim, return_inverse=inv, return_counts=cnt))
 
 
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.int8, torch.uint8,
+                                   torch.float32, torch.float64])
+@pytest.mark.parametrize("distinct", [50, 100_000, 1 << 40])
+def test_sorted_unique_of_many_values(dtype, distinct, no_fallbacks):
+    """Sorted unique finds few distinct values by a table of their first occurrences and many
+    (over 2^16) by a stable radix sort (NOTE [Sorted unique]): the CPU's values, inverse and
+    counts either way, negative values and both zeros included (the first one met is the
+    value kept, as in the CPU's set)."""
+    g = torch.Generator().manual_seed(distinct % 1000)
+    if dtype.is_floating_point:
+        x = (torch.randint(-distinct, distinct, (200_000,), generator=g) * 0.37).to(dtype)
+        x[torch.randint(0, 200_000, (500,), generator=g)] = -0.0
+        x[torch.randint(0, 200_000, (500,), generator=g)] = 0.0
+    else:
+        info = torch.iinfo(dtype)
+        x = torch.randint(max(info.min, -distinct), min(info.max, distinct), (200_000,),
+                          generator=g).to(dtype)
+    for zero_first in (False, True):
+        if dtype.is_floating_point:
+            x[0] = 0.0 if zero_first else -0.0
+        for inv, cnt in ((False, False), (True, False), (False, True), (True, True)):
+            want = torch.unique(x, sorted=True, return_inverse=inv, return_counts=cnt)
+            got = torch.unique(x.to(loom.device), sorted=True, return_inverse=inv, return_counts=cnt)
+            same(want, got)
+            values = (want if isinstance(want, torch.Tensor) else want[0])
+            got_values = (got if isinstance(got, torch.Tensor) else got[0]).cpu()
+            assert torch.equal(torch.signbit(got_values), torch.signbit(values))
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_unique_nan_and_signed_zero(dtype, no_fallbacks):
     nan = float("nan")
