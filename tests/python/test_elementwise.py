@@ -9,6 +9,7 @@ import torch
 
 import loom
 from cpu_errors import raises_like_cpu
+from kernel_text import kernel_sources
 
 D = loom.device
 ALL = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int8, torch.int16,
@@ -579,3 +580,27 @@ def test_deferred_checks_fault_late_and_leave_input(tmp_path):
             "assert torch.equal((a.to(loom.device) // b.to(loom.device)).cpu(), a // b)\n")
     src = "void kernel".join(kernel_sources(prog, tmp_path))
     assert "if (loom_body(bufs, start, end, 0)) loom_body(bufs, start, end, 1);" in src
+
+
+@pytest.mark.parametrize("dtype", [torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8])
+def test_integer_division_by_a_power_of_two_shifts(dtype, tmp_path):
+    """Floor division and remainder by a constant power of two are a shift and a mask
+    (NOTE [Integer division]): the CPU's values for negative dividends and the type's
+    extremes, and the kernel has no division helper."""
+    info = torch.iinfo(dtype)
+    g = torch.Generator().manual_seed(4)
+    x = torch.randint(info.min, info.max, (5000,), generator=g, dtype=torch.int64).to(dtype)
+    x[:4] = torch.tensor([info.min, info.max, -1 if info.min < 0 else 0, 0]).to(dtype)
+    xl = x.to(loom.device)
+    for c in (1, 2, 8, 64):
+        assert torch.equal((xl // c).cpu(), x // c)
+        assert torch.equal((xl % c).cpu(), x % c)
+        assert torch.equal(torch.div(xl, c, rounding_mode="floor").cpu(),
+                           torch.div(x, c, rounding_mode="floor"))
+    if dtype == torch.int64:
+        prog = ("import torch, loom\n"
+                "x = torch.arange(-50, 50).to(loom.device)\n"
+                "assert torch.equal((x // 4 + x % 8).cpu(), torch.arange(-50, 50) // 4 +"
+                " torch.arange(-50, 50) % 8)\n")
+        body = "void kernel".join(kernel_sources(prog, tmp_path)).split("void kernel", 1)[-1]
+        assert ">> 2" in body and "& 7LL" in body and "loom_fdiv" not in body and "loom_rem" not in body
