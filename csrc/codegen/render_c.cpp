@@ -639,16 +639,11 @@ std::string Renderer::render(bool entry) {
     line(depth++, "for (int64_t b_ = start; b_ < end; ++b_) {");
     line(depth, "const int64_t* a = rows + b_ * " + std::to_string(k.slot_values.size()) + "LL;");
   }
-  if (int tile = column_tile()) {
+  const int column = column_tile(), scan = column ? 0 : scan_tile();
+  if (column || scan) {  // the innermost output loop in blocks
     depth = open_output_loops(false, depth, false);
-    render_column_tiles(tile, depth);
-    while (depth > 1) line(--depth, "}");
-    close_kernel();
-    return os.str();
-  }
-  if (int tile = scan_tile()) {
-    depth = open_output_loops(false, depth, false);
-    render_scan_tiles(tile, depth);
+    if (column) render_column_tiles(column, depth);
+    else render_scan_tiles(scan, depth);
     while (depth > 1) line(--depth, "}");
     close_kernel();
     return os.str();
