@@ -95,3 +95,14 @@ def test_host_side_selection_and_counting():
     assert torch.equal(got.cpu(), want)
     torch.testing.assert_close(torch.atan2(x, x.t().contiguous().t()).sin().cpu(),
                                torch.atan2(a, a).sin())
+    # nonzero's branch-free columns, sorted unique by table and by radix sort, a scatter
+    # split across threads after its check pass
+    assert torch.equal((x > 0.3).nonzero().cpu(), (a > 0.3).nonzero())
+    many = torch.randint(-10**9, 10**9, (90_000,), generator=g)
+    for t in (labels, many):
+        for got, want in zip(torch.unique(t.to(D), return_inverse=True, return_counts=True),
+                             torch.unique(t, return_inverse=True, return_counts=True)):
+            assert torch.equal(got.cpu(), want)
+    cols = torch.randint(0, 250, (300, 250), generator=g)
+    assert torch.equal(torch.zeros(300, 250, device=D).scatter_add_(1, cols.to(D), x).cpu(),
+                       torch.zeros(300, 250).scatter_add_(1, cols, a))
