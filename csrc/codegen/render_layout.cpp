@@ -217,17 +217,26 @@ void Renderer::hoist_invariant_loads(const std::vector<int>& outer, int depth) {
 // advance together, one row of the block per step of the scan: the inner loop walks
 // contiguous memory and vectorizes, and each output still takes its elements in order, so
 // the values are the same. Returns the block's size, or 0 when the kernel is not shaped for
-// it (its scanned value holds no reduction).
+// it (its scanned value holds no reduction). Rows of a logcumsumexp along the innermost
+// axis advance in blocks the same way (below).
 int Renderer::scan_tile() const {
   if (k.scan_var < 0 || k.batched || k.check_in_reduce || !k.checks.empty()) return 0;
   std::vector<int> outs = output_vars();
   if (outs.empty()) return 0;
   const int xi = outs.back();
-  if (coef(k.out_index, xi) != 1 || coef(k.out_index, k.scan_var) == 1 || k.var_size[xi] < 8)
-    return 0;
   const LNode& s = k.nodes[k.root];
   if (any_below(s.src[0], [&](int j) { return k.nodes[j].op == Op::Reduce; })) return 0;
-  return int(kColumnBytes / std::max(4, itemsize(s.dtype)));
+  if (coef(k.out_index, xi) == 1 && coef(k.out_index, k.scan_var) != 1 && k.var_size[xi] >= 8)
+    return int(kColumnBytes / std::max(4, itemsize(s.dtype)));
+  // Along the innermost axis each output's scan is a chain of dependent steps; where a
+  // step is long (logcumsumexp's exp and log1p), a few rows advance together instead, their
+  // chains independent: logcumsumexp(1) of 1024x1024 float32 14.3 -> 5.3 ms (eager 26-28).
+  // A sum's or product's step is short, and the rows' strided loads cost more than the
+  // overlap gains (cumsum(1) 0.34 -> 0.51 ms that way).
+  if (coef(k.out_index, k.scan_var) == 1 && k.var_size[xi] >= kScanRows &&
+      k.var_size[k.scan_var] >= 8 && std::get<ReduceArg>(s.arg).kind == ReduceKind::LogSumExp)
+    return int(kScanRows);
+  return 0;
 }
 
 // The tiled scan (see scan_tile) inside the outer output loops at `depth`.

@@ -30,6 +30,8 @@ inline constexpr int kMaxLanedGroup = 3;
 inline constexpr int64_t kMaxRowBytes = 64 << 10;
 // Bytes of accumulators per block of a column reduction (column_tile).
 inline constexpr int64_t kColumnBytes = 16 << 10;
+// Rows whose scans along the innermost axis advance together (scan_tile).
+inline constexpr int64_t kScanRows = 8;
 // Bytes of results gathered on the stack per streamed block (NOTE [Streaming stores]):
 // few, so that a block's arithmetic, its loads and its stores alternate finely (NOTE
 // [Stream prefetch]). 1 KB blocks wrote 16 lines in a burst; in 256-byte blocks the 5-op

@@ -704,3 +704,23 @@ def test_scans_along_outer_axes_in_blocks(dtype, tmp_path):
             "assert torch.allclose(x.cumsum(0).cpu(), x.cpu().cumsum(0), atol=1e-4)\n")
     kernels = [k for k in kernel_sources(prog, tmp_path) if "acc" in k]
     assert len(kernels) == 1 and "LOOM_IVDEP" in kernels[0] and "x0b" in kernels[0], kernels
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+def test_logcumsumexp_rows_advance_together(dtype, tmp_path):
+    """A logcumsumexp along the innermost axis advances blocks of rows together (NOTE [Scan
+    tiles]): each row's values are those of the same row scanned alone, bit for bit, and
+    the CPU's within rounding; infinities and NaN as the CPU's."""
+    g = torch.Generator().manual_seed(8)
+    x = (torch.randn(37, 300, generator=g) * 20).to(dtype)
+    x[3, 5], x[4, 0], x[5, 7] = float("inf"), float("-inf"), float("nan")
+    xl = x.to(loom.device)
+    got = torch.logcumsumexp(xl, 1).cpu()
+    by_row = torch.stack([torch.logcumsumexp(xl[i], 0).cpu() for i in range(37)])
+    assert torch.equal(got.nan_to_num(7.5), by_row.nan_to_num(7.5))
+    torch.testing.assert_close(got, torch.logcumsumexp(x, 1), rtol=1e-5, atol=1e-5, equal_nan=True)
+    prog = ("import torch, loom\n"
+            "x = torch.randn(64, 100).to(loom.device)\n"
+            "assert torch.allclose(x.logcumsumexp(1).cpu(), x.cpu().logcumsumexp(1), atol=1e-5)\n")
+    kernels = [k for k in kernel_sources(prog, tmp_path) if "loom_laef" in k]
+    assert len(kernels) == 1 and "x0b" in kernels[0], kernels
