@@ -98,6 +98,9 @@ LKernel lower_scatter(DType dtype, const NodeRef& value, const NodeRef& index, i
 // Whether a scatter's outermost output loop may be split across threads: different
 // iterations of it write different elements (NOTE [Parallel scatters]).
 bool scatter_rows_disjoint(const LKernel& k);
+// Whether such a scatter also has checks: its kernel then runs twice, checking on every
+// thread before any writes (fault[2] says which pass). Its plan and its source both ask.
+bool scatter_two_pass(const LKernel& k);
 // Pass 2: merge adjacent loops that every index walks as one, drop size-1 loops.
 void collapse_loops(LKernel& k);
 // Where each reduction is computed. NOTE [Hoisted reductions]: a reduction whose value

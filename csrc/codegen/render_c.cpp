@@ -561,7 +561,7 @@ std::string Renderer::render(bool entry) {
   // body: the first run records failures, the strict one reports the first.
   const bool check_pass = entry && k.out_dyn >= 0 && !k.checks.empty() && !k.check_in_reduce &&
                           !k.batched && !stream_chunk;
-  const bool two_pass = check_pass && scatter_rows_disjoint(k);
+  const bool two_pass = entry && scatter_two_pass(k);
   if (check_pass) {
     os << "static inline __attribute__((always_inline)) int loom_checks(char** bufs, int64_t "
           "start, int64_t end, const int strict) {\n  int loom_seen = 0;\n";

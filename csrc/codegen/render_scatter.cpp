@@ -103,6 +103,8 @@ bool scatter_rows_disjoint(const LKernel& k) {
   return a > 0 && r.hi - r.lo < a;
 }
 
+bool scatter_two_pass(const LKernel& k) { return scatter_rows_disjoint(k) && !k.checks.empty(); }
+
 namespace c_render {
 
 // Whether a scatter's innermost loop writes a distinct element in each iteration and reads

@@ -80,9 +80,8 @@ KernelPlan make_plan(LKernel& k, const NodeRef& value, const std::function<std::
     }
   }
   p.grain = std::max<int64_t>(1, (int64_t(1) << 15) / std::max<int64_t>(inner_work, 1));
-  const bool rows_disjoint = scatter_rows_disjoint(k);
-  if (k.out_dyn >= 0 && !rows_disjoint) p.grain = std::max<int64_t>(p.outer, 1);
-  p.two_pass = rows_disjoint && !k.checks.empty();
+  if (k.out_dyn >= 0 && !scatter_rows_disjoint(k)) p.grain = std::max<int64_t>(p.outer, 1);
+  p.two_pass = scatter_two_pass(k);
   p.checks = k.checks;
   p.nodes = k.nodes.size();
   p.recomputes = recomputes_reductions(k);
