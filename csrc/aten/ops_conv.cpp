@@ -153,11 +153,26 @@ bool dense_view(const View& v) {
   return true;
 }
 
-// A dense view's strides with size-1 dims given a harmless 1 (theirs can be anything).
+// A dense view's strides, its size-1 dims (whose strides can be anything) placed in a
+// dense order too: each just outside the first dim after it in index order, so a
+// contiguous or channels-last view of one image reads as plain NCHW or NHWC. (A stride of 1
+// for them made oneDNN see the batch dim innermost, and its reorder of a 32x32x32 result
+// to that layout took 0.1-0.18 ms against the convolution's 0.01.)
 std::vector<int64_t> dense_strides(const View& v) {
-  std::vector<int64_t> s(v.strides.begin(), v.strides.end());
-  for (size_t i = 0; i < s.size(); ++i)
-    if (v.sizes[i] == 1) s[i] = 1;
+  std::vector<size_t> order;  // outermost first
+  for (size_t i = 0; i < v.sizes.size(); ++i)
+    if (v.sizes[i] != 1) order.push_back(i);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return v.strides[a] > v.strides[b]; });
+  for (size_t i = 0; i < v.sizes.size(); ++i)
+    if (v.sizes[i] == 1)
+      order.insert(std::find_if(order.begin(), order.end(), [i](size_t d) { return d > i; }), i);
+  std::vector<int64_t> s(v.sizes.size());
+  int64_t next = 1;
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    s[*it] = next;
+    next *= v.sizes[*it];
+  }
   return s;
 }
 

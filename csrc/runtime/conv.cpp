@@ -34,14 +34,13 @@ const dnnl::engine& cpu_engine() {
 // NOTE [oneDNN threads]: oneDNN (Debian's build) runs on OpenMP, with the calling thread's
 // OpenMP thread count. OpenMP's workers spin after each parallel region and took the cores
 // from Loom's kernels that ran between convolutions (a CNN step's convolutions ran at half
-// their speed). So a batch is split across Loom's own pool instead, one single-threaded
-// oneDNN call per part, as products are (NOTE [BLAS threads]); only a batch smaller than
-// the pool runs as one call on OpenMP with Loom's thread count. Both settings are per
-// thread and restored. A primitive fixes its thread count when it is made (its blocking
-// depends on it), not when it runs: a plan is made under the count it will run with, and
-// that count is part of its key. (Plans made on the caller's count, two here, ran each part
-// on a team of two: four threads on two cores, and the convolutions of a CNN step took
-// half again as long as alone.)
+// their speed). So a call is split across Loom's own pool instead (NOTE [Convolution
+// parts]), one single-threaded oneDNN call per part, as products are (NOTE [BLAS
+// threads]). The setting is per thread and restored. A primitive fixes its thread count
+// when it is made (its blocking depends on it), not when it runs: plans are made under a
+// count of one. (Plans made on the caller's count, two here, ran each part on a team of
+// two: four threads on two cores, and the convolutions of a CNN step took half again as
+// long as alone.)
 class OmpThreads {
  public:
   explicit OmpThreads(int n) {
@@ -190,19 +189,19 @@ std::unique_ptr<Plan> make_plan(Kind kind, const ConvDims& c, const ConvLayout& 
   return p;
 }
 
-// Plans are made once per kind, shape, layout and OpenMP thread count; running one
+// Plans are made once per kind, shape and layout, for one OpenMP thread; running one
 // allocates its own temporaries and scratchpad, so threads may share it.
-const Plan& plan_for(Kind kind, const ConvDims& c, const ConvLayout& l, int threads) {
+const Plan& plan_for(Kind kind, const ConvDims& c, const ConvLayout& l) {
   static std::mutex mu;
   static std::map<std::vector<int64_t>, std::unique_ptr<Plan>> plans;
-  std::vector<int64_t> key{int64_t(kind), c.n, c.c, c.oc, c.groups, threads};
+  std::vector<int64_t> key{int64_t(kind), c.n, c.c, c.oc, c.groups};
   for (const auto* v : {&c.in, &c.kernel, &c.out, &c.stride, &c.padding, &c.dilation, &l.x,
                         &l.w, &l.y})
     key.insert(key.end(), v->begin(), v->end());
   std::lock_guard<std::mutex> lock(mu);
   auto& slot = plans[key];
   if (!slot) {
-    OmpThreads count(threads);
+    OmpThreads one(1);
     slot = make_plan(kind, c, l);
   }
   return *slot;
@@ -240,9 +239,8 @@ void execute(const Plan& p, const std::vector<const void*>& ptrs) {
   s.wait();
 }
 
-// A batch split into parts, one per pool thread (see NOTE [oneDNN threads]).
+// A call split into parts, one per pool thread (see NOTE [oneDNN threads]).
 struct Split {
-  int64_t chunk;
   std::vector<const Plan*> plans;         // per part
   std::vector<std::vector<const void*>> ptrs;  // per part
   std::vector<std::string> errors;        // per part
@@ -258,44 +256,107 @@ void run_parts(char** bufs, int64_t s, int64_t e) {
     }
 }
 
+// What each operand of a kind's call is, in call order.
+enum Role { kX, kW, kB, kY };
+std::vector<Role> roles_of(Kind kind) {
+  switch (kind) {
+    case Kind::Forward: return {kX, kW, kY};
+    case Kind::ForwardBias: return {kX, kW, kB, kY};
+    case Kind::BackwardData: return {kY, kW, kX};
+    case Kind::BackwardWeights: return {kX, kY, kW};
+  }
+  return {};
+}
+
+// One part of a split call: its dims and where each role's array starts (in elements).
+struct Part {
+  ConvDims dims;
+  int64_t offset[4] = {0, 0, 0, 0};  // by Role
+};
+
+// NOTE [Convolution parts]: a call splits across the pool along the batch where the batch
+// has an image for each thread; otherwise along the groups, or, ungrouped, along the
+// channels the call writes (a forward's or weight gradient's output channels, a data
+// gradient's input channels): each part is a whole convolution on a slice of the weight,
+// with no sum between parts. A batch of one image once ran as a single call on OpenMP's
+// two threads while the pool's threads spun (NOTE [Spinning pool]): on two cores OpenMP's
+// barriers waited on descheduled threads, and a 32-channel 3x3 convolution of one 32x32
+// image took 8-10 ms against eager's 0.17. Only what splits no way runs whole, on one
+// thread.
+std::vector<Part> parts_of(Kind kind, const ConvDims& c, const ConvLayout& l, int threads) {
+  std::vector<Part> parts;
+  auto split = [&](int64_t total, auto make) {
+    const int64_t chunk = (total + threads - 1) / threads;
+    for (int64_t i = 0; i * chunk < total; ++i) {
+      Part p{c};
+      make(p, i * chunk, std::min(chunk, total - i * chunk));
+      parts.push_back(std::move(p));
+    }
+  };
+  if (c.n >= threads) {
+    split(c.n, [&](Part& p, int64_t first, int64_t count) {
+      p.dims.n = count;
+      p.offset[kX] = first * l.x[0];
+      p.offset[kY] = first * l.y[0];
+    });
+  } else if (c.groups >= threads) {
+    const int64_t cg = c.c / c.groups, og = c.oc / c.groups;
+    split(c.groups, [&](Part& p, int64_t first, int64_t count) {
+      p.dims.groups = count;
+      p.dims.c = count * cg;
+      p.dims.oc = count * og;
+      p.offset[kX] = first * cg * l.x[1];
+      p.offset[kY] = first * og * l.y[1];
+      p.offset[kW] = first * og * l.w[0];
+      p.offset[kB] = first * og;
+    });
+  } else if (c.groups == 1 && kind == Kind::BackwardData && c.c >= threads) {
+    split(c.c, [&](Part& p, int64_t first, int64_t count) {
+      p.dims.c = count;
+      p.offset[kX] = first * l.x[1];
+      p.offset[kW] = first * l.w[1];
+    });
+  } else if (c.groups == 1 && kind != Kind::BackwardData && c.oc >= threads) {
+    split(c.oc, [&](Part& p, int64_t first, int64_t count) {
+      p.dims.oc = count;
+      p.offset[kY] = first * l.y[1];
+      p.offset[kW] = first * l.w[0];
+      p.offset[kB] = first;
+    });
+  } else {
+    parts.push_back(Part{c});
+  }
+  return parts;
+}
+
 void run(Kind kind, const ConvDims& c, const ConvLayout& l, const std::vector<const void*>& ptrs) {
   try {
     const int threads = num_threads();
-    if (c.n < threads || threads == 1) {
-      const Plan& p = plan_for(kind, c, l, threads);
-      OmpThreads all(threads);
-      execute(p, ptrs);
-      return;
-    }
-    Split sp{(c.n + threads - 1) / threads, {}, {}, {}};
-    // Which operands hold the batch (with their batch stride); the rest are the weight,
-    // whose gradient each part writes on its own, summed after.
-    std::vector<int64_t> batch_stride(ptrs.size(), 0);
-    if (kind == Kind::BackwardWeights) batch_stride = {l.x[0], l.y[0], 0};
-    if (kind == Kind::BackwardData) batch_stride = {l.y[0], 0, l.x[0]};
-    if (kind == Kind::Forward || kind == Kind::ForwardBias) {
-      batch_stride.front() = l.x[0];
-      batch_stride.back() = l.y[0];
-    }
+    const std::vector<Part> parts = parts_of(kind, c, l, threads);
+    const std::vector<Role> roles = roles_of(kind);
+    // Parts of a batch each write the whole weight gradient: all but the first into a
+    // buffer of their own, summed after.
+    const bool partial_sums = kind == Kind::BackwardWeights && c.n >= threads && parts.size() > 1;
     const int64_t wsize = c.oc * (c.c / c.groups) *
                           std::accumulate(c.kernel.begin(), c.kernel.end(), int64_t(1), std::multiplies<>());
     std::vector<std::vector<float>> partial;
-    for (int64_t i = 0; i * sp.chunk < c.n; ++i) {
-      ConvDims part = c;
-      part.n = std::min(sp.chunk, c.n - i * sp.chunk);
-      sp.plans.push_back(&plan_for(kind, part, l, 1));
+    Split sp;
+    for (size_t i = 0; i < parts.size(); ++i) {
+      sp.plans.push_back(&plan_for(kind, parts[i].dims, l));
       std::vector<const void*> q = ptrs;
       for (size_t k = 0; k < q.size(); ++k)
-        q[k] = static_cast<const float*>(q[k]) + i * sp.chunk * batch_stride[k];
-      if (kind == Kind::BackwardWeights && i > 0) q[2] = partial.emplace_back(size_t(wsize)).data();
+        if (q[k]) q[k] = static_cast<const float*>(q[k]) + parts[i].offset[roles[k]];
+      if (partial_sums && i > 0) q.back() = partial.emplace_back(size_t(wsize)).data();
       sp.ptrs.push_back(std::move(q));
     }
     sp.errors.resize(sp.plans.size());
     char* bufs[1] = {reinterpret_cast<char*>(&sp)};
-    run_parallel(run_parts, bufs, int64_t(sp.plans.size()), 1);
+    if (parts.size() == 1)
+      run_parts(bufs, 0, 1);
+    else
+      run_parallel(run_parts, bufs, int64_t(parts.size()), 1);
     for (const std::string& err : sp.errors)
       if (!err.empty()) throw std::runtime_error("loom: oneDNN convolution failed: " + err);
-    // Weight gradients of the parts: the same dense layout, so a flat sum.
     float* dw = static_cast<float*>(const_cast<void*>(ptrs.back()));
     for (const std::vector<float>& p : partial)
       for (int64_t j = 0; j < wsize; ++j) dw[j] += p[size_t(j)];

@@ -45,6 +45,13 @@ CASES = {
     "conv_transpose1d_groups": (lambda x, w, b: F.conv_transpose1d(x, w, b, stride=3, groups=2),
                                 (2, 4, 5), (4, 2, 4), False),
     "conv_1x1": (lambda x, w, b: F.conv2d(x, w, b), (2, 8, 5, 5), (16, 8, 1, 1), True),
+    # One image: split across the pool by channels or groups (NOTE [Convolution parts]).
+    "conv2d_one_image": (lambda x, w, b: F.conv2d(x, w, b, padding=1), (1, 3, 8, 8), (5, 3, 3, 3), True),
+    "conv2d_one_image_groups": (lambda x, w, b: F.conv2d(x, w, b, groups=3, stride=2), (1, 6, 9, 8), (9, 2, 3, 3),
+                                True),
+    "conv2d_one_image_depthwise": (lambda x, w, b: F.conv2d(x, w, b, groups=4, padding=1), (1, 4, 6, 6),
+                                   (4, 1, 3, 3), False),
+    "conv1d_one_image_one_channel": (lambda x, w, b: F.conv1d(x, w, b, padding=2), (1, 1, 9), (1, 1, 3), True),
 }
 
 
@@ -73,7 +80,7 @@ def test_conv_float64_and_transposed_input():
 CL = torch.channels_last
 
 
-@pytest.mark.parametrize("case", ["input", "weight", "grad", "transposed", "conv3d", "float64"])
+@pytest.mark.parametrize("case", ["input", "weight", "grad", "transposed", "conv3d", "float64", "one_image"])
 def test_conv_channels_last_results_match_cpu(case, conv_path):
     """A 2-d convolution with a channels-last input or weight gives channels-last results
     (output and both gradients), as on the CPU; a channels-last gradient alone, transposed
@@ -86,6 +93,8 @@ def test_conv_channels_last_results_match_cpu(case, conv_path):
         x, w = sample((2, 4, 5, 6), 13, dt).to(memory_format=CL), sample((4, 3, 3, 3), 14, dt)
     else:
         x, w = sample((2, 3, 7, 6), 13, dt), sample((4, 3, 3, 3), 14, dt)
+        if case == "one_image":
+            x = x[:1].to(memory_format=CL)
         if case in ("input", "float64"):
             x = x.to(memory_format=CL)
         if case == "weight":
@@ -193,7 +202,7 @@ import torch.nn.functional as F
 torch.set_num_threads(2)
 D = loom.device
 g = torch.Generator().manual_seed(0)
-N = 2 * int(os.environ.get("LOOM_THREADS") or os.cpu_count())  # a part per pool thread
+N = int(os.environ["IMAGES"])
 x = torch.randn(N, 4, 8, 8, generator=g).to(D).requires_grad_()
 w = torch.randn(6, 4, 3, 3, generator=g).to(D).requires_grad_()
 gy = torch.randn(N, 6, 8, 8, generator=g).to(D)
@@ -208,12 +217,15 @@ print(loom.metrics()["extern_calls"], before, len(os.listdir("/proc/self/task"))
 """
 
 
-def test_conv_parts_start_no_openmp_team(tmp_path):
-    """A batch split across Loom's pool runs one single-threaded oneDNN call per part, even
-    when the caller asked OpenMP for more threads: no OpenMP worker starts (each would be a
-    thread beyond the cores, taking them from the other part)."""
+@pytest.mark.parametrize("images", ["batch", "one"])
+def test_conv_parts_start_no_openmp_team(tmp_path, images):
+    """A convolution split across Loom's pool runs one single-threaded oneDNN call per part,
+    even when the caller asked OpenMP for more threads: no OpenMP worker starts (each would
+    be a thread beyond the cores, taking them from the other part, or, for one image split
+    by channels, spinning against the pool's threads)."""
     import os, subprocess, sys
-    env = dict(os.environ, LOOM_CACHE_DIR=str(tmp_path), OMP_NUM_THREADS="2")
+    n = 2 * int(os.environ.get("LOOM_THREADS") or os.cpu_count()) if images == "batch" else 1
+    env = dict(os.environ, LOOM_CACHE_DIR=str(tmp_path), OMP_NUM_THREADS="2", IMAGES=str(n))
     out = subprocess.run([sys.executable, "-c", ONE_TEAM], env=env, capture_output=True,
                          text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
