@@ -86,11 +86,20 @@ std::string bounds_message(int64_t dim, int64_t size, const char* prefix = "");
 // (nll_loss's ignore_index) are not indices. Returns true when every value was seen and lies
 // in [0, size): the op's lazy check (and wrap) is then redundant, and a kernel without it
 // vectorizes and tiles as any other (the values read later are the ones checked: a
-// reader keeps the value it recorded).
+// reader keeps the value it recorded). Entries are checked row-major, as the CPU's loops
+// over an index meet them, or in memory order (`memory_order`) where TensorIterator walks
+// an index that lays out the result (advanced indexing): the first bad one is the one the
+// CPU reports.
 bool check_now(const at::Tensor& index, int64_t size, bool wrap, bool index_error,
-               const std::string& message, std::optional<int64_t> skip = std::nullopt);
+               const std::string& message, std::optional<int64_t> skip = std::nullopt,
+               bool memory_order = false);
 // Indices (and masks) read on the host at the op have at most this many elements.
 constexpr int64_t kMaxEagerCheck = int64_t(1) << 16;
+// Indices checked at the op from values computed on the host (NOTE [Known values]) have
+// at most this many: evaluating the graph costs 10-30 ns an element (64K elements of a
+// repeated index took 0.9-1.6 ms before its 0.1 ms gather), where the kernel's own check
+// costs next to nothing.
+constexpr int64_t kMaxKnownCheck = int64_t(1) << 12;
 // `index` (Int64 values, not wrapped) checked against `size`: at the op when its values are
 // known (NOTE [Known values]), dropping the lazy check when all lie in range; by the
 // kernel otherwise.
@@ -100,7 +109,7 @@ NodeRef checked_known(const NodeRef& index, int64_t size, bool index_error,
 // `checked` does, after check_now: unchanged when check_now saw every value in range.
 NodeRef checked_now(const at::Tensor& index, const NodeRef& value, int64_t size, bool wrap,
                     bool index_error, const std::string& message,
-                    std::optional<int64_t> skip = std::nullopt);
+                    std::optional<int64_t> skip = std::nullopt, bool memory_order = false);
 
 // NOTE [Library calls issued when recorded]: a product or convolution runs in a library
 // on memory: its operands leave the graph there. Realized as it is recorded, it is issued

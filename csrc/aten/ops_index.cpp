@@ -250,7 +250,7 @@ NodeRef advanced_index(const Tensor& self, const std::vector<c10::optional<Tenso
     }
     std::string msg = bounds_message(d, self.size(d));
     NodeRef i = reindex(index_value(*idx[d], b), shape, to_result);
-    coord.push_back(checked_now(*idx[d], i, self.size(d), true, true, msg));
+    coord.push_back(checked_now(*idx[d], i, self.size(d), true, true, msg, std::nullopt, true));
   }
   return storage_index(self, coord);
 }

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <unordered_map>
 
 #include "core/memory.h"
@@ -30,40 +31,49 @@ int64_t as_dtype(uint64_t x, DType t) {
   }
 }
 
-int64_t read_element(const char* p, DType t) {
-  switch (t) {
-    case DType::Bool:
-    case DType::UInt8:
-      return *reinterpret_cast<const uint8_t*>(p);
-    case DType::Int8:
-      return *reinterpret_cast<const int8_t*>(p);
-    case DType::Int16: {
-      int16_t v;
-      std::memcpy(&v, p, 2);
-      return v;
-    }
-    case DType::Int32: {
-      int32_t v;
-      std::memcpy(&v, p, 4);
-      return v;
-    }
-    default: {
-      int64_t v;
-      std::memcpy(&v, p, 8);
-      return v;
-    }
+template <typename T>
+void widen(const char* p, int64_t count, int64_t* out) {
+  for (int64_t e = 0; e < count; ++e) {
+    T v;
+    std::memcpy(&v, p + e * int64_t(sizeof(T)), sizeof(T));
+    out[e] = int64_t(v);
   }
 }
 
-// Calls fn(coordinate, row-major position) for every coordinate of `shape`.
+// `count` elements of dtype t at p, widened to int64 (one loop per dtype).
+void read_elements(const char* p, DType t, int64_t count, int64_t* out) {
+  switch (t) {
+    case DType::Bool:
+    case DType::UInt8:
+      return widen<uint8_t>(p, count, out);
+    case DType::Int8:
+      return widen<int8_t>(p, count, out);
+    case DType::Int16:
+      return widen<int16_t>(p, count, out);
+    case DType::Int32:
+      return widen<int32_t>(p, count, out);
+    default:
+      return widen<int64_t>(p, count, out);
+  }
+}
+
+// Calls fn(offset, row-major position) for every coordinate c of `shape`, where offset is
+// base + sum of c[d] * strides[d], stepped like an odometer rather than recomputed.
 template <class F>
-void for_each_coord(const Shape& shape, F fn) {
+void for_each_offset(const Shape& shape, const Shape& strides, int64_t base, F fn) {
   const int64_t n = numel(shape);
-  std::vector<int64_t> c(shape.size(), 0);
-  for (int64_t i = 0; i < n; ++i) {
-    fn(c, i);
-    for (size_t d = shape.size(); d-- > 0;) {
+  if (n == 0) return;
+  const size_t dims = shape.size();
+  if (dims == 0) return fn(base, int64_t(0));
+  std::vector<int64_t> c(dims, 0);
+  const int64_t inner = shape[dims - 1], step = strides[dims - 1];
+  int64_t at = base;
+  for (int64_t i = 0; i < n; i += inner) {
+    for (int64_t j = 0; j < inner; ++j) fn(at + j * step, i + j);
+    for (size_t d = dims - 1; d-- > 0;) {
+      at += strides[d];
       if (++c[d] < shape[d]) break;
+      at -= shape[d] * strides[d];
       c[d] = 0;
     }
   }
@@ -72,22 +82,24 @@ void for_each_coord(const Shape& shape, F fn) {
 // The elements of a storage read as one dtype, and which of them are known.
 struct Storage {
   Values v;
-  std::vector<bool> known;
+  std::vector<uint8_t> known;  // bytes, not bits: set and read per element
 };
 
 struct Folder {
   int64_t max_elements;
   int budget;
-  std::unordered_map<const Node*, std::optional<Values>> values;
+  // Each node's values once computed (null where unknown), shared by all its readers.
+  std::unordered_map<const Node*, std::unique_ptr<const Values>> values;
   std::unordered_map<const Node*, std::optional<Storage>> storages;
 
-  std::optional<Values> eval(const NodeRef& n) {
+  const Values* eval(const NodeRef& n) {
     auto it = values.find(n.get());
-    if (it != values.end()) return it->second;
+    if (it != values.end()) return it->second.get();
     std::optional<Values> r;
     if (--budget >= 0 && is_integral(n->dtype) && numel(n->shape) <= max_elements) r = compute(*n);
-    values[n.get()] = r;
-    return r;
+    auto& slot = values[n.get()];
+    if (r) slot = std::make_unique<const Values>(std::move(*r));
+    return slot.get();
   }
 
   std::optional<Values> compute(const Node& n) {
@@ -106,25 +118,26 @@ struct Folder {
           return out;
         }
         if (n.op != Op::Iota) return std::nullopt;
-        const int64_t axis = n.int_arg();
-        for_each_coord(n.shape, [&](const std::vector<int64_t>& c, int64_t i) {
-          out[size_t(i)] = as_dtype(uint64_t(c[size_t(axis)]), t);
+        Shape unit(n.shape.size(), 0);
+        unit[size_t(n.int_arg())] = 1;
+        for_each_offset(n.shape, unit, 0, [&](int64_t c, int64_t i) {
+          out[size_t(i)] = as_dtype(uint64_t(c), t);
         });
         return out;
       }
       case OpKind::Move: {
         if (n.op == Op::Reindex) {
-          auto src = eval(n.src[0]);
+          const Values* src = eval(n.src[0]);
           if (!src) return std::nullopt;
           const IndexMap& m = std::get<IndexMap>(n.arg);
           const Shape in_strides = contiguous_strides(n.src[0]->shape);
-          for_each_coord(n.shape, [&](const std::vector<int64_t>& c, int64_t i) {
-            int64_t at = 0;
-            for (size_t k = 0; k < m.offs.size(); ++k) at += m.offs[k] * in_strides[k];
-            for (size_t j = 0; j < c.size(); ++j)
-              if (m.dim_of[j] >= 0) at += m.mult[j] * c[j] * in_strides[size_t(m.dim_of[j])];
-            out[size_t(i)] = (*src)[size_t(at)];
-          });
+          int64_t base = 0;
+          for (size_t k = 0; k < m.offs.size(); ++k) base += m.offs[k] * in_strides[k];
+          Shape steps(n.shape.size(), 0);
+          for (size_t j = 0; j < steps.size(); ++j)
+            if (m.dim_of[j] >= 0) steps[j] = m.mult[j] * in_strides[size_t(m.dim_of[j])];
+          for_each_offset(n.shape, steps, base,
+                          [&](int64_t at, int64_t i) { out[size_t(i)] = (*src)[size_t(at)]; });
           return out;
         }
         if (n.op != Op::Load) return std::nullopt;
@@ -132,10 +145,9 @@ struct Folder {
         if (!s) return std::nullopt;
         const View& v = n.view();
         bool ok = true;
-        for_each_coord(n.shape, [&](const std::vector<int64_t>& c, int64_t i) {
-          int64_t at = v.offset;
-          for (size_t d = 0; d < c.size(); ++d) at += c[d] * v.strides[d];
-          if (at < 0 || at >= int64_t(s->v.size()) || !s->known[size_t(at)])
+        const int64_t size = int64_t(s->v.size());
+        for_each_offset(n.shape, v.strides, v.offset, [&](int64_t at, int64_t i) {
+          if (at < 0 || at >= size || !s->known[size_t(at)])
             ok = false;
           else
             out[size_t(i)] = s->v[size_t(at)];
@@ -146,11 +158,11 @@ struct Folder {
       case OpKind::Unary:
       case OpKind::Binary:
       case OpKind::Ternary: {
-        std::vector<Values> in;
+        std::vector<const Values*> in;
         for (const NodeRef& s : n.src) {
-          auto v = eval(s);
+          const Values* v = eval(s);
           if (!v || numel(s->shape) != count) return std::nullopt;
-          in.push_back(std::move(*v));
+          in.push_back(v);
         }
         for (int64_t i = 0; i < count; ++i) {
           auto r = elementwise(n, in, size_t(i));
@@ -162,7 +174,7 @@ struct Folder {
       case OpKind::Scan: {  // a running integer sum (the positions of a mask's true entries)
         const ReduceArg& a = std::get<ReduceArg>(n.arg);
         if (a.kind != ReduceKind::Sum || a.axes.size() != 1) return std::nullopt;
-        auto src = eval(n.src[0]);
+        const Values* src = eval(n.src[0]);
         if (!src || numel(n.src[0]->shape) != count) return std::nullopt;
         const size_t axis = size_t(a.axes[0]);
         int64_t inner = 1;
@@ -181,10 +193,10 @@ struct Folder {
 
   // One element of an elementwise op on known integer inputs (arithmetic wraps, as the
   // kernels' does).
-  static std::optional<int64_t> elementwise(const Node& n, const std::vector<Values>& in,
+  static std::optional<int64_t> elementwise(const Node& n, const std::vector<const Values*>& in,
                                             size_t i) {
     const DType t = n.dtype;
-    const int64_t a = in[0][i], b = in.size() > 1 ? in[1][i] : 0;
+    const int64_t a = (*in[0])[i], b = in.size() > 1 ? (*in[1])[i] : 0;
     const uint64_t ua = uint64_t(a), ub = uint64_t(b);
     switch (n.op) {
       case Op::Cast:
@@ -232,7 +244,7 @@ struct Folder {
       case Op::BitXor:
         return as_dtype(ua ^ ub, t);
       case Op::Where:
-        return in[0][i] ? in[1][i] : in[2][i];
+        return (*in[0])[i] ? (*in[1])[i] : (*in[2])[i];
       default:
         return std::nullopt;
     }
@@ -252,24 +264,22 @@ struct Folder {
       if (base->dtype != t || --budget < 0) return r;
       chain.push_back(base);
     }
-    Storage s{Values(size_t(count), 0), std::vector<bool>(size_t(count), false)};
+    Storage s{Values(size_t(count), 0), std::vector<uint8_t>(size_t(count), 0)};
     if (base->realized) {
       await_writes(*base->realized);
       const char* p = static_cast<const char*>(base->realized->data);
-      for (int64_t e = 0; e < count; ++e) s.v[size_t(e)] = read_element(p + e * itemsize(t), t);
-      s.known.assign(size_t(count), true);
+      read_elements(p, t, count, s.v.data());
+      s.known.assign(size_t(count), 1);
     } else if (base->op != Op::Empty) {
       return r;  // a scatter, an extern call's result
     }
     for (size_t k = chain.size(); k-- > 0;) {
       const View& v = chain[k]->view();
-      auto vals = eval(chain[k]->src[1]);
+      const Values* vals = eval(chain[k]->src[1]);
       if (!vals) return r;
-      for_each_coord(v.sizes, [&](const std::vector<int64_t>& c, int64_t i) {
-        int64_t at = v.offset;
-        for (size_t d = 0; d < c.size(); ++d) at += c[d] * v.strides[d];
+      for_each_offset(v.sizes, v.strides, v.offset, [&](int64_t at, int64_t i) {
         s.v[size_t(at)] = (*vals)[size_t(i)];
-        s.known[size_t(at)] = true;
+        s.known[size_t(at)] = 1;
       });
     }
     r = std::move(s);
@@ -282,7 +292,8 @@ struct Folder {
 std::optional<std::vector<int64_t>> known_values(const NodeRef& v, int64_t max_elements,
                                                  int max_nodes) {
   Folder f{max_elements, max_nodes, {}, {}};
-  return f.eval(v);
+  if (const Values* r = f.eval(v)) return *r;
+  return std::nullopt;
 }
 
 }  // namespace loom

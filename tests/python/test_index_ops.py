@@ -384,6 +384,73 @@ def test_copied_index_is_checked_at_the_op(fresh_metrics):
     assert x.tolist() == [0.0] * 5
 
 
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "int32"])
+def test_large_realized_index_reports_the_cpus_bad_entry(fresh_metrics, layout):
+    # A realized index is checked a row at a time (its range first), walked in the order
+    # the CPU meets its entries: memory order for advanced indexing, row-major for take,
+    # gather and scatter. The entry reported is the CPU's, and nothing runs.
+    g = torch.Generator().manual_seed(3)
+    idx = torch.randint(0, 50, (120, 400), generator=g)
+    idx[97, 311], idx[98, 5], idx[30, 399], idx[31, 0] = 77, -90, 64, 51
+    if layout == "transposed":
+        idx = idx.t().contiguous().t()
+    if layout == "int32":
+        idx = idx.int()
+    x, lx = torch.zeros(50), torch.zeros(50, device=loom.device)
+    cases = [(lambda t, i: t[i], idx), (lambda t, i: t.take(i), idx.long()),
+             (lambda t, i: t.expand(120, 50).gather(1, i), idx.long()),
+             (lambda t, i: t.expand(400, 50).t().gather(0, i), idx.long() + 20),
+             (lambda t, i: torch.zeros(120, 50, device=t.device).scatter_(1, i, 1.0), idx.long()),
+             (lambda t, i: torch.zeros(60, 400, device=t.device).scatter_add_(0, i, i.float()), idx.long())]
+    if layout == "int32":  # the ops that take int32 indices
+        cases = [(lambda t, i: t.index_select(0, i), idx.flatten())]
+    on_loom = [i.to(loom.device) for _, i in cases]
+    loom.sync()
+    before = loom.metrics()["kernels_run"]
+    for (fn, i), li in zip(cases, on_loom):
+        assert li.stride() == i.stride()
+        with pytest.raises((IndexError, RuntimeError)) as want:
+            fn(x, i)
+        with pytest.raises(want.type) as got:
+            fn(lx, li)
+        assert str(got.value).splitlines()[0] == str(want.value).splitlines()[0]
+    assert loom.metrics()["kernels_run"] == before
+    idx[idx >= 50] = 49
+    idx[idx < 0] = 0
+    assert torch.equal(lx.expand(120, 50).gather(1, idx.long().to(loom.device)).cpu(),
+                       x.expand(120, 50).gather(1, idx.long()))
+
+
+@pytest.mark.parametrize("dim", [0, 1, 2])
+def test_gather_scatter_report_the_cpus_first_bad_entry(dim):
+    # The CPU's gather and scatter meet a contiguous index's entries row-major, whatever
+    # their dim.
+    idx = torch.randint(0, 6, (6, 20, 30), generator=torch.Generator().manual_seed(4))
+    idx[5, 0, 0], idx[0, 19, 1], idx[3, 7, 29] = 99, 98, 97
+    src = torch.zeros(6, 20, 30)
+    li, ls = idx.to(loom.device), src.to(loom.device)
+    for fn in (lambda s, i: s.gather(dim, i), lambda s, i: s.clone().scatter_(dim, i, 1.0)):
+        with pytest.raises(RuntimeError) as want:
+            fn(src, idx)
+        with pytest.raises(RuntimeError) as got:
+            fn(ls, li)
+        assert str(got.value).splitlines()[0] == str(want.value).splitlines()[0]
+
+
+def test_large_pending_index_is_checked_by_its_kernel(fresh_metrics):
+    # An index built from constants but larger than the host evaluates (4096 entries) is
+    # left to the kernel's check, which raises the same error at realization.
+    x = torch.zeros(5, device=loom.device)
+    ind = torch.arange(5000, device=loom.device) % 5
+    ind[4000] = 7
+    y = x[ind]
+    with pytest.raises(IndexError, match="index 7 is out of bounds for dimension 0 with size 5"):
+        y.cpu()
+    small = torch.ones(4096, dtype=torch.int64, device=loom.device)
+    small[4000] = 7
+    with pytest.raises(IndexError, match="index 7 is out of bounds for dimension 0 with size 5"):
+        x[small]
+
 def test_host_copy_replaces_whole_storage_without_a_kernel(fresh_metrics):
     # A copy that covers its whole storage (any dense layout) becomes the storage's value
     # directly; pending readers of the old value still see the old value.
