@@ -1,7 +1,7 @@
 // Selection and search (median and nanmedian select with sort, in ops_sort.cpp):
-// cummax/cummin (two scans), searchsorted/bucketize and isin (counts and matches over
-// every boundary, one fused reduction), aminmax, histc, bincount (histogram has a file of
-// its own).
+// cummax/cummin (two scans), searchsorted/bucketize (a binary search unrolled into the
+// graph), isin (matches over every test element, one fused reduction), aminmax, histc,
+// bincount (histogram has a file of its own).
 #include <ATen/ATen.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/TensorUtils.h>
@@ -54,9 +54,44 @@ void cummin_helper(const Tensor& self, Tensor& values, Tensor& indices, int64_t 
   cum_extreme<false>(self, values, indices, dim);
 }
 
-// --- searchsorted / bucketize: the position is how many boundaries of the row test
-// below the value, !(b >= v) (left) or !(b > v) (right), the CPU's binary-search test;
-// over sorted boundaries that is the binary search's answer ---
+// --- searchsorted / bucketize ---
+
+// NOTE [Binary search]: each value's position is found by the CPU's binary search, its
+// steps unrolled into the graph: the interval [start, end) of a row's boundaries halves at
+// each step, moving right past the middle boundary where it tests below the value,
+// !(b >= v) (left) or !(b > v) (right), so positions match the CPU's even where the
+// boundaries are unsorted or hold NaN. A row of m boundaries takes bit_length(m) steps (an
+// empty interval stays as it is), each a gather and a few integer ops: one fused kernel,
+// its gathers vectorized. The position was a count of the boundaries below the value,
+// m tests per value: searchsorted of 1M values in 64K boundaries took 2.8 s (eager 0.1).
+NodeRef search_positions(const Tensor& seq, const Tensor& values, const Tensor& sorter, bool right) {
+  const Shape shape = shape_of(values.sizes());
+  const int64_t m = seq.size(-1);
+  const DType t = to_loom(at::result_type(seq, values));
+  const NodeRef v = cast(read_tensor(values), t);
+  std::vector<NodeRef> row;  // a row of seq's boundaries is at the values' own leading coords
+  for (int64_t d = 0; d + 1 < seq.dim(); ++d) row.push_back(iota(DType::Int64, shape, int(d)));
+  const std::string msg = "torch.searchsorted(): sorter index out of range";
+  auto boundary = [&](const NodeRef& pos) {
+    std::vector<NodeRef> c = row;
+    c.push_back(pos);
+    if (sorter.defined())
+      c.back() = checked(gather(buffer_of(sorter), DType::Int64, storage_index(sorter, c)), m, false,
+                         false, msg);
+    return cast(gather(buffer_of(seq), to_loom(seq.scalar_type()), storage_index(seq, c)), t);
+  };
+  const NodeRef one = int_const(1, shape), last = int_const(m - 1, shape);
+  NodeRef start = int_const(0, shape), end = int_const(m, shape);
+  for (int64_t left = m; left > 0; left >>= 1) {
+    const NodeRef live = binary(Op::Lt, start, end);
+    const NodeRef mid = binary(Op::Add, start, binary(Op::Shr, binary(Op::Sub, end, start), one));
+    const NodeRef b = boundary(binary(Op::Minimum, mid, last));  // mid < m where live
+    const NodeRef below = unary(Op::LogicalNot, binary(right ? Op::Gt : Op::Ge, b, v));
+    start = where(binary(Op::LogicalAnd, live, below), binary(Op::Add, mid, one), start);
+    end = where(binary(Op::LogicalAnd, live, unary(Op::LogicalNot, below)), mid, end);
+  }
+  return start;
+}
 
 Tensor& searchsorted_into(const Tensor& seq, const Tensor& self, bool out_int32, bool right,
                           c10::optional<c10::string_view> side,
@@ -67,11 +102,8 @@ Tensor& searchsorted_into(const Tensor& seq, const Tensor& self, bool out_int32,
   at::native::resize_output(out, self.sizes());
   if (self.numel() == 0) return out;
   const bool is_right = side ? *side == "right" : right;
-  Tensor b = sorter.defined() ? seq.gather(-1, sorter) : seq;
-  Tensor v = self.unsqueeze(-1);
-  if (seq.dim() > 1) b = b.unsqueeze(-2);
-  Tensor below = at::logical_not(is_right ? at::gt(b, v) : at::ge(b, v));
-  out.copy_(below.sum(-1));
+  EngineLock g(engine_mutex());
+  assign(out, search_positions(seq, self, sorter, is_right));
   return out;
 }
 Tensor searchsorted_fn(const Tensor& seq, const Tensor& self, bool out_int32, bool right,

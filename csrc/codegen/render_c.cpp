@@ -631,21 +631,7 @@ std::string Renderer::render(bool entry) {
   if (k.out_dyn >= 0) {
     render_scatter_store(depth);
   } else if (k.scan_var >= 0) {
-    std::string out = "p0[" + index_str(k, k.out_index) + "]";
-    const LNode& s = k.nodes[k.root];
-    ReduceKind kind = std::get<ReduceArg>(s.arg).kind;
-    std::string acc = "acc";
-    line(depth,
-         std::string(compute_ctype(s.dtype)) + " acc = " + c_reduce_init(kind, s.dtype) + ";");
-    line(depth++, loop(var_name(k, k.scan_var), k.var_size[k.scan_var]) + " {");
-    scopes.emplace_back();
-    std::string v = emit(s.src[0], depth);
-    line(depth, c_reduce_step(kind, s.dtype, acc, v));
-    if (s.dtype == DType::Float16) line(depth, "acc = loom_rh(acc);");
-    if (s.dtype == DType::BFloat16) line(depth, "acc = loom_rb(acc);");
-    line(depth, out + " = " + c_store(k.out_dtype, acc) + ";");
-    scopes.pop_back();
-    line(--depth, "}");
+    render_scan(depth);
   } else if (stream_chunk) {
     close_stream(emit(k.root, depth), depth);
   } else {

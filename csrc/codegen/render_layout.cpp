@@ -250,24 +250,43 @@ void Renderer::render_scan_tiles(int tile, int depth) {
   const LNode& s = k.nodes[k.root];
   const ReduceKind kind = std::get<ReduceArg>(s.arg).kind;
   const std::string acc = "acc[" + x + " - " + xb + "]";
+  const DType t = k.nodes[s.src[0]].dtype;  // the accumulator's (NOTE [Scan accumulators])
   line(depth++,
        "for (int64_t " + xb + " = " + lo + "; " + xb + " < " + hi + "; " + xb + " += " + T + ") {");
   line(depth, "const int64_t " + xe + " = " + hi + " - " + xb + " < " + T + " ? " + hi + " : " +
                   xb + " + " + T + ";");
-  line(depth, std::string(compute_ctype(s.dtype)) + " acc[" + T + "];");
-  line(depth, "for (int64_t j_ = 0; j_ < " + T + "; ++j_) acc[j_] = " +
-                  c_reduce_init(kind, s.dtype) + ";");
+  line(depth, std::string(compute_ctype(t)) + " acc[" + T + "];");
+  line(depth, "for (int64_t j_ = 0; j_ < " + T + "; ++j_) acc[j_] = " + c_reduce_init(kind, t) + ";");
   line(depth++, loop(var_name(k, k.scan_var), k.var_size[k.scan_var]) + " {");
   line(depth, "LOOM_IVDEP");
   line(depth++, "for (int64_t " + x + " = " + xb + "; " + x + " < " + xe + "; ++" + x + ") {");
   scopes.emplace_back();
   std::string v = emit(s.src[0], depth);
-  line(depth, c_reduce_step(kind, s.dtype, acc, v));
-  if (s.dtype == DType::Float16) line(depth, acc + " = loom_rh(" + acc + ");");
-  if (s.dtype == DType::BFloat16) line(depth, acc + " = loom_rb(" + acc + ");");
+  line(depth, c_reduce_step(kind, t, acc, v));
+  if (t == DType::Float16) line(depth, acc + " = loom_rh(" + acc + ");");
+  if (t == DType::BFloat16) line(depth, acc + " = loom_rb(" + acc + ");");
   line(depth, "p0[" + index_str(k, k.out_index) + "] = " + c_store(k.out_dtype, acc) + ";");
   scopes.pop_back();
   for (int i = 0; i < 3; ++i) line(--depth, "}");
+}
+
+// One output's scan, inside the output loops at `depth`: the accumulator (of the scanned
+// value's dtype, NOTE [Scan accumulators]) advances one step at a time and each step's
+// value is stored rounded once to the output's dtype.
+void Renderer::render_scan(int depth) {
+  const LNode& s = k.nodes[k.root];
+  const ReduceKind kind = std::get<ReduceArg>(s.arg).kind;
+  const DType t = k.nodes[s.src[0]].dtype;
+  line(depth, std::string(compute_ctype(t)) + " acc = " + c_reduce_init(kind, t) + ";");
+  line(depth++, loop(var_name(k, k.scan_var), k.var_size[k.scan_var]) + " {");
+  scopes.emplace_back();
+  std::string v = emit(s.src[0], depth);
+  line(depth, c_reduce_step(kind, t, "acc", v));
+  if (t == DType::Float16) line(depth, "acc = loom_rh(acc);");
+  if (t == DType::BFloat16) line(depth, "acc = loom_rb(acc);");
+  line(depth, "p0[" + index_str(k, k.out_index) + "] = " + c_store(k.out_dtype, "acc") + ";");
+  scopes.pop_back();
+  line(--depth, "}");
 }
 
 // Whether node a (of a reduction's body, over var r) computes what node b (of the

@@ -176,6 +176,7 @@ struct Renderer {
   void render_column_tiles(int tile, int depth);
   int scan_tile() const;
   void render_scan_tiles(int tile, int depth);
+  void render_scan(int depth);
   int transpose_tile() const;
   int open_transpose_tiles(int tile, int depth);
   bool loads_contiguous(int id, int v) const;

@@ -384,9 +384,9 @@ void make_cohort(const std::vector<NodeRef>& members) {
   }
 }
 
-NodeRef scan(ReduceKind kind, const NodeRef& a, int axis) {
+NodeRef scan(ReduceKind kind, const NodeRef& a, int axis, std::optional<DType> out) {
   check(axis >= 0 && axis < int(a->shape.size()), "scan axis out of range");
-  return make_node(Op::Scan, a->dtype, a->shape, {a}, ReduceArg{kind, {axis}});
+  return make_node(Op::Scan, out.value_or(a->dtype), a->shape, {a}, ReduceArg{kind, {axis}});
 }
 
 }  // namespace loom

@@ -114,7 +114,9 @@ void make_cohort(const std::vector<NodeRef>& members);
 
 // --- reductions: result keeps reduced dims with size 1 ---
 NodeRef reduce(ReduceKind kind, const NodeRef& a, std::vector<int> axes, DType out);
-NodeRef scan(ReduceKind kind, const NodeRef& a, int axis);
+// A running reduction of `a` along `axis`, accumulated in a's dtype and each element
+// stored as `out` (the CPU's cumsum of float32 runs a double; NOTE [Scan accumulators]).
+NodeRef scan(ReduceKind kind, const NodeRef& a, int axis, std::optional<DType> out = std::nullopt);
 
 // Result dtype of an elementwise op on inputs of dtype `in`.
 DType result_dtype(Op op, DType in);

@@ -270,6 +270,51 @@ def test_cumsum_inplace(dtype):
     check(run, make(dtype), **tol(dtype))
 
 
+@pytest.mark.parametrize("case", ["float32_rows", "float32_columns", "bfloat16", "int32_dtype", "complex64",
+                                  "cumprod"])
+def test_scans_accumulate_as_the_cpu(case, tmp_path):
+    """NOTE [Scan accumulators]: the running value is carried in the CPU's accumulation
+    type (double for float32, float for the half types, complex<double>, int64) and each
+    element rounded from it: the CPU's bits, where a float32 sum drifted by 0.03 over 1M
+    elements. One kernel stores from the accumulator; a half type's scan is stored in
+    float32 and rounded by a second."""
+    g = torch.Generator().manual_seed(11)
+    x = torch.randn(1 << 20, generator=g)
+    fn = lambda t: t.cumsum(0)
+    if case == "float32_columns":
+        x, fn = x.view(-1, 4), lambda t: t.cumsum(0)
+    elif case == "bfloat16":
+        x = x[:4096].bfloat16()
+    elif case == "int32_dtype":
+        x, fn = (x * 1000).int(), lambda t: t.cumsum(0, dtype=torch.int32)
+    elif case == "complex64":
+        x = torch.complex(x[:65536], x[65536:131072])
+    elif case == "cumprod":
+        x, fn = 1 + x.view(1024, 1024) / 1000, lambda t: t.cumprod(1)
+    want = fn(x)
+    got = fn(x.to(loom.device)).cpu()
+    assert got.dtype == want.dtype
+    assert torch.equal(got, want)
+    if case in ("bfloat16", "int32_dtype"):
+        prog = ("import torch, loom\n"
+                f"x = torch.load({str(tmp_path / 'x.pt')!r}).to(loom.device)\n"
+                f"({'x.cumsum(0)' if case == 'bfloat16' else 'x.cumsum(-1, dtype=x.dtype)'}).cpu()\n")
+        torch.save(x, tmp_path / "x.pt")
+        assert len(kernel_sources(prog, tmp_path / "cache")) == (2 if case == "bfloat16" else 1)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: torch.logcumsumexp(x, 0, out=torch.empty(8, dtype=torch.float64, device=x.device)),
+    lambda x: x.double().cumsum_(0, dtype=torch.float32)])
+def test_scan_dtype_errors_match_cpu(fn):
+    x = torch.randn(8)
+    with pytest.raises(RuntimeError) as want:
+        fn(x)
+    with pytest.raises(RuntimeError) as got:
+        fn(x.to(loom.device))
+    assert str(got.value).splitlines()[0] == str(want.value).splitlines()[0]
+
+
 # --- semantics ---
 
 def test_nan_and_inf():
@@ -722,5 +767,6 @@ def test_logcumsumexp_rows_advance_together(dtype, tmp_path):
     prog = ("import torch, loom\n"
             "x = torch.randn(64, 100).to(loom.device)\n"
             "assert torch.allclose(x.logcumsumexp(1).cpu(), x.cpu().logcumsumexp(1), atol=1e-5)\n")
-    kernels = [k for k in kernel_sources(prog, tmp_path) if "loom_laef" in k]
-    assert len(kernels) == 1 and "x0b" in kernels[0], kernels
+    kernels = kernel_sources(prog, tmp_path)
+    # One kernel: the double accumulator's rows in blocks, each element rounded as stored.
+    assert len(kernels) == 1 and "x0b" in kernels[0] and "loom_lae(" in kernels[0], kernels

@@ -151,6 +151,35 @@ def test_searchsorted_and_bucketize(right, int32):
         seq, v)
 
 
+@pytest.mark.parametrize("right", [False, True])
+def test_searchsorted_is_the_cpus_binary_search(right):
+    """NOTE [Binary search]: the CPU's search steps, unrolled: its answers even for
+    boundaries out of order or holding NaN, with duplicates, mixed dtypes, lengths around
+    powers of two; one kernel for a large search."""
+    g = torch.Generator().manual_seed(5)
+    for m in (1, 2, 3, 7, 8, 9, 64, 65, 1000):
+        vals = torch.randn(300, generator=g)
+        same(lambda s, x: torch.searchsorted(s, x, right=right), torch.randn(m, generator=g).sort()[0], vals)
+        same(lambda s, x: torch.searchsorted(s, x, right=right), torch.randn(m, generator=g), vals)  # unsorted
+    nan_bd = torch.tensor([0.0, float("nan"), 1.0, 2.0, float("nan"), 3.0])
+    same(lambda s, x: torch.searchsorted(s, x, right=right), nan_bd, torch.tensor([-1.0, 0.5, 2.0, 9.0, float("nan")]))
+    dup = torch.tensor([1, 2, 2, 2, 2, 3, 5], dtype=torch.int32)
+    same(lambda s, x: torch.searchsorted(s, x, right=right), dup, torch.tensor([2.0, 2.5, 0.0, 5.0, 6.0]))
+    same(lambda s, x: torch.bucketize(x, s, right=right), dup.to(torch.int64), torch.arange(7))
+    big, x = torch.randn(1 << 16, generator=g).sort()[0], torch.randn(1 << 14, generator=g)
+    loom.reset_metrics()
+    same(lambda s, x: torch.searchsorted(s, x, right=right), big, x)
+    assert loom.metrics()["kernels_run"] == 1
+
+
+def test_searchsorted_sorter_out_of_range_raises():
+    seq, x = torch.tensor([1.0, 2.0, 3.0], device=D), torch.tensor([2.5], device=D)
+    with pytest.raises(RuntimeError, match="sorter index out of range"):
+        torch.searchsorted(seq, x, sorter=torch.tensor([0, 3, 1], device=D)).cpu()
+    shuffled = torch.tensor([3.0, 1.0, 2.0], device=D)
+    assert torch.searchsorted(shuffled, x, sorter=torch.tensor([1, 2, 0], device=D)).cpu().tolist() == [2]
+
+
 def test_search_errors():
     for fn, args in [(lambda s, x: torch.bucketize(x, s), (torch.ones(2, 3), torch.ones(3))),
                      (lambda s, x: torch.searchsorted(s, x), (torch.ones(2, 3), torch.ones(3, 3))),
