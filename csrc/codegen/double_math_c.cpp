@@ -333,8 +333,10 @@ static inline float loom_erfcf(float x) {
 }
 /* pow of float32 as e^(y log|x|) in double (NOTE [Float pow]), then C's special cases:
    the sign of an odd integer power of a negative base, NaN for a non-integer one of a
-   finite negative base, 1 for (-1)^(+-inf), y = 0 and x = 1. */
-static inline float loom_powfd(float x, float y) {
+   finite negative base, 1 for (-1)^(+-inf), y = 0 and x = 1. Always inlined: with two
+   uses in a kernel (a p-norm's |x|^p and its root) clang called it instead, and the call
+   kept the reduction's lanes scalar (vector_norm(x, 3, dim=1) of 4096x256: 12.8 ms). */
+static inline __attribute__((always_inline)) float loom_powfd(float x, float y) {
   double ax = __builtin_fabs((double)x);
   double r = loom_expd((double)y * loom_logd(ax));
   int yint = __builtin_truncf(y) == y;

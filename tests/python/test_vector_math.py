@@ -387,6 +387,26 @@ def test_float32_pow(tmp_path):
     assert "loom_powfd(" in body and "powf(" not in body.split("#define loom_powfd")[0].split("loom_powfd(float")[-1]
 
 
+def test_float32_pow_is_inlined_where_used_twice(tmp_path):
+    """A p-norm uses pow twice (|x|^p in the sum's lanes, the root after): both copies are
+    inlined, so the lanes vectorize; called out of line, the norm of 4096x256 took 12.8 ms
+    instead of 1.7. The compiled objects define no loom_powfd of their own."""
+    import glob, shutil, subprocess
+    if not shutil.which("nm"):
+        pytest.skip("nm (binutils) not installed")
+    prog = ("import torch, loom\n"
+            "x = torch.randn(64, 256)\n"
+            "got = torch.linalg.vector_norm(x.to(loom.device), 3, dim=1).cpu()\n"
+            "torch.testing.assert_close(got, torch.linalg.vector_norm(x, 3, dim=1))\n")
+    body = "void kernel".join(kernel_sources(prog, tmp_path, LOOM_QUICK_WORK="0"))
+    assert body.count("loom_powfd(") == 2  # both uses
+    objects = glob.glob(str(tmp_path / "k_*.o")) + glob.glob(str(tmp_path / "k_*.so"))
+    assert objects
+    for o in objects:
+        syms = subprocess.run(["nm", o], capture_output=True, text=True).stdout
+        assert "loom_powfd" not in syms, syms
+
+
 def test_float32_erfinv():
     """erfinv of float32 (wide_math_c.cpp): within 1 ulp of the float64 result rounded,
     over a grid, random values and the floats next to +-1 (where the CPU's own is up to
