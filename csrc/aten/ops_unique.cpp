@@ -30,13 +30,15 @@ struct ValueHash {
   }
 };
 
-// A contiguous host copy of a Loom tensor's values (realizing it).
+// A contiguous host tensor of a Loom tensor's values (realizing it): the realized memory
+// itself where the tensor is contiguous (alive and unchanged while the op that reads it
+// runs: 1M int64 were cloned for 0.9 ms before unique_consecutive read them), else a copy.
 Tensor host_copy(const Tensor& self) {
   EngineLock g(engine_mutex());
   const char* base = storage_bytes(self) + self.storage_offset() * self.element_size();
-  return at::from_blob(const_cast<char*>(base), self.sizes(), self.strides(),
-                       self.options().device(at::kCPU))
-      .clone(at::MemoryFormat::Contiguous);
+  Tensor view = at::from_blob(const_cast<char*>(base), self.sizes(), self.strides(),
+                              self.options().device(at::kCPU));
+  return self.is_contiguous() ? view : view.clone(at::MemoryFormat::Contiguous);
 }
 
 // A Loom tensor of `sizes` holding the host tensor's values.
@@ -269,13 +271,14 @@ std::tuple<Tensor, Tensor, Tensor> consecutive_values(const Tensor& in, bool inv
   std::vector<T> runs;
   std::vector<int64_t> lengths;
   Tensor inv = inverse ? long_host(in.sizes()) : long_host({0});
+  int64_t* ip = inverse ? inv.data_ptr<int64_t>() : nullptr;
   for (int64_t i = 0; i < n; ++i) {
     if (i == 0 || data[i] != runs.back()) {
       runs.push_back(data[i]);
       lengths.push_back(0);
     }
     lengths.back() += 1;
-    if (inverse) inv.data_ptr<int64_t>()[i] = int64_t(runs.size()) - 1;
+    if (ip) ip[i] = int64_t(runs.size()) - 1;
   }
   return unique_result(runs, in, inv, counts ? &lengths : nullptr);
 }
