@@ -17,6 +17,7 @@
 #include "core/metrics.h"
 #include "core/fault.h"
 #include "runtime/conv.h"
+#include "runtime/disk_cache.h"
 #include "schedule/realize.h"
 
 namespace py = pybind11;
@@ -150,6 +151,15 @@ PYBIND11_MODULE(_loom, m) {
       py::arg("enable") = py::none(),
       "Whether float32 convolutions run on oneDNN; with an argument, turns it on or off "
       "(on needs a build with oneDNN). Returns the previous setting.");
+  m.def(
+      "_sweep_cache",
+      [](const std::string& dir, int64_t max_bytes) {
+        loom::SweepResult r = loom::sweep_cache(dir, max_bytes);
+        return py::make_tuple(r.removed, r.bytes_before, r.bytes_after);
+      },
+      py::arg("dir"), py::arg("max_bytes"),
+      "Evicts the least recently used kernel cache entries of `dir` beyond `max_bytes` "
+      "(NOTE [Cache size]); returns (entries removed, entry bytes before, after).");
   m.def("_set_storage", &set_storage, py::arg("self"), py::arg("storage"),
         py::arg("storage_offset") = py::none(), py::arg("size") = py::none(),
         py::arg("stride") = std::vector<int64_t>{},

@@ -254,6 +254,7 @@ std::shared_ptr<CompiledKernel> build(const std::string& source, bool quick, boo
     if (file_holds(e.source_path, source) && read_sealed(e.out, e.key2, jit ? &object : nullptr) &&
         link(e, object, &error)) {
       metrics().disk_hits++;
+      touch_entry(e.source_path, e.out);  // NOTE [Cache size]
       metrics().load_us += std::chrono::duration_cast<std::chrono::microseconds>(
                                std::chrono::steady_clock::now() - t0)
                                .count();
@@ -308,6 +309,7 @@ std::shared_ptr<CompiledKernel> build(const std::string& source, bool quick, boo
                              e.source_path);
   }
   std::rename((e.out + tag).c_str(), e.out.c_str());
+  note_cache_write(dir);  // NOTE [Cache size]
   std::string error;
   if (!link(e, object, &error))
     throw std::runtime_error("loom: cannot load kernel " + e.out + " compiled from " +

@@ -1,11 +1,19 @@
 #include "runtime/disk_cache.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <ctime>
+#include <thread>
+#include <unordered_map>
 #include <vector>
 
 namespace loom {
@@ -116,6 +124,93 @@ bool file_holds(const std::string& path, const std::string& text) {
   std::vector<char> bytes;
   return read_file(path, &bytes) && bytes.size() == text.size() &&
          (text.empty() || std::memcmp(bytes.data(), text.data(), text.size()) == 0);
+}
+
+int64_t cache_max_bytes() {
+  static const int64_t n = [] {
+    const char* s = std::getenv("LOOM_CACHE_MAX_MB");
+    const long long mb = s && *s ? std::max(0LL, std::atoll(s)) : 1024LL;
+    return int64_t(mb) << 20;
+  }();
+  return n;
+}
+
+void touch_entry(const std::string& source_path, const std::string& object_path) {
+  utimensat(AT_FDCWD, source_path.c_str(), nullptr, 0);
+  utimensat(AT_FDCWD, object_path.c_str(), nullptr, 0);
+}
+
+namespace {
+
+// The key of an entry's file name (k_<hash>.c, .o, .so; not a temporary), or empty.
+std::string entry_key(const char* name) {
+  if (std::strncmp(name, "k_", 2) != 0) return "";
+  const char* dot = std::strchr(name, '.');
+  if (!dot || !(std::strcmp(dot, ".c") == 0 || std::strcmp(dot, ".o") == 0 ||
+                std::strcmp(dot, ".so") == 0))
+    return "";
+  return std::string(name, size_t(dot - name));
+}
+
+constexpr time_t kSweepEvery = 600;  // seconds between sweeps of one directory
+
+}  // namespace
+
+SweepResult sweep_cache(const std::string& dir, int64_t max_bytes) {
+  struct Entry {
+    int64_t bytes = 0;
+    time_t used = 0;
+    std::vector<std::string> files;
+  };
+  std::unordered_map<std::string, Entry> entries;
+  SweepResult r;
+  DIR* d = opendir(dir.c_str());
+  if (!d) return r;
+  while (dirent* de = readdir(d)) {
+    const std::string key = entry_key(de->d_name);
+    if (key.empty()) continue;
+    const std::string path = dir + "/" + de->d_name;
+    struct stat st;
+    if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    Entry& e = entries[key];
+    e.bytes += int64_t(st.st_size);
+    e.used = std::max(e.used, st.st_mtime);
+    e.files.push_back(path);
+    r.bytes_before += int64_t(st.st_size);
+  }
+  closedir(d);
+  r.bytes_after = r.bytes_before;
+  if (max_bytes <= 0 || r.bytes_before <= max_bytes) return r;
+  std::vector<const Entry*> order;
+  for (const auto& [key, e] : entries) order.push_back(&e);
+  std::sort(order.begin(), order.end(), [](const Entry* a, const Entry* b) { return a->used < b->used; });
+  const int64_t target = max_bytes / 10 * 9;
+  for (const Entry* e : order) {
+    if (r.bytes_after <= target) break;
+    for (const std::string& f : e->files) unlink(f.c_str());
+    r.bytes_after -= e->bytes;
+    ++r.removed;
+  }
+  return r;
+}
+
+void note_cache_write(const std::string& dir) {
+  const int64_t limit = cache_max_bytes();
+  static std::atomic<bool> swept{false};  // once per process at most
+  if (limit <= 0 || swept.exchange(true)) return;
+  const std::string stamp = dir + "/sweep.stamp";
+  struct stat st;
+  if (stat(stamp.c_str(), &st) == 0 && std::time(nullptr) - st.st_mtime < kSweepEvery) return;
+  // Claims the sweep (other processes see a fresh stamp), then sweeps off the caller's
+  // path: a large directory takes seconds to list.
+  const int fd = open(stamp.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  close(fd);
+  utimensat(AT_FDCWD, stamp.c_str(), nullptr, 0);
+  std::thread([dir, limit] {
+    setpriority(PRIO_PROCESS, 0, 19);  // this thread only (Linux): kernels come first
+    sweep_cache(dir, limit);
+  }).detach();
 }
 
 }  // namespace loom

@@ -39,4 +39,27 @@ bool file_exists(const std::string& path);
 // that a concurrent process never reads half a file. False when it cannot.
 bool write_file(const std::string& path, const std::string& text);
 
+// NOTE [Cache size]: the kernel cache is kept below a size (LOOM_CACHE_MAX_MB, default
+// 1024; 0: no limit) by evicting its least recently used entries, all files of a key
+// (k_<hash>.c with its .o or .so) together; an entry's use is its files' modification time,
+// which a process loading it sets (touch_entry). A process that writes an entry sweeps the
+// directory in a thread of its own when no process has for ten minutes (the file
+// `sweep.stamp` records when one last did), down to nine tenths of the limit. Removing an
+// entry another process is loading is harmless: a loaded object is in memory (or mapped,
+// for a library), and one that fails its check is compiled again. The precompiled
+// prelude and temporaries are left alone. (A development machine's cache had grown to
+// 12 GB in 866K files.)
+int64_t cache_max_bytes();
+// Marks the entry's files as used now.
+void touch_entry(const std::string& source_path, const std::string& object_path);
+// After this process wrote an entry: starts a sweep of `dir` when one is due.
+void note_cache_write(const std::string& dir);
+// Evicts the least recently used entries of `dir` until it holds at most `max_bytes` of
+// entries (down to 9/10 of it, so that sweeps stay rare). Returns {entries removed, entry
+// bytes before, entry bytes after}.
+struct SweepResult {
+  int64_t removed = 0, bytes_before = 0, bytes_after = 0;
+};
+SweepResult sweep_cache(const std::string& dir, int64_t max_bytes);
+
 }  // namespace loom

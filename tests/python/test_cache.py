@@ -222,3 +222,70 @@ def test_perf_map_names_linked_kernels(tmp_path):
         os.remove(path)
     assert {r[2] for r in rows} == {p.stem for p in objects(tmp_path)}
     assert all(int(r[0], 16) > 0 and int(r[1], 16) > 0 for r in rows)
+
+
+def fake_entry(d, key, age_s, nbytes, suffixes=(".c", ".o")):
+    """A cache entry's files of `nbytes` each, last used `age_s` seconds ago."""
+    import time
+    for s in suffixes:
+        p = d / f"k_{key:016x}{s}"
+        p.write_bytes(b"x" * nbytes)
+        t = time.time() - age_s
+        os.utime(p, (t, t))
+
+
+def test_sweep_evicts_least_recently_used_entries(tmp_path):
+    """NOTE [Cache size]: beyond the limit, whole entries go, least recently used first,
+    down to nine tenths of it; the prelude, temporaries and other files stay."""
+    import loom
+    for k in range(10):
+        fake_entry(tmp_path, k, age_s=1000 - k * 10, nbytes=50_000)  # entry 0 the oldest
+    (tmp_path / "prelude_00ff.pch").write_bytes(b"p" * 300_000)
+    (tmp_path / "k_0000000000000003.o.123.tmp").write_bytes(b"t" * 1000)
+    (tmp_path / "notes.txt").write_text("kept")
+    removed, before, after = loom._loom._sweep_cache(str(tmp_path), 700_000)
+    assert (removed, before, after) == (4, 1_000_000, 600_000)  # 9/10 of 700 KB: 630 KB
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert [n for n in left if n.endswith(".c")] == [f"k_{k:016x}.c" for k in range(4, 10)]
+    assert {"prelude_00ff.pch", "k_0000000000000003.o.123.tmp", "notes.txt"} <= set(left)
+    assert loom._loom._sweep_cache(str(tmp_path), 700_000) == (0, 600_000, 600_000)
+    assert loom._loom._sweep_cache(str(tmp_path), 0)[0] == 0  # 0: no limit
+
+
+SWEEP_PROGRAM = PROGRAM + r"""
+import os, time
+d = os.environ["LOOM_CACHE_DIR"]
+for _ in range(200):  # the sweep runs beside the program, in a thread of its own
+    if not os.path.exists(os.path.join(d, "k_0000000000000001.c")):
+        break
+    time.sleep(0.05)
+"""
+
+
+def test_a_writing_process_sweeps_an_overfull_cache(tmp_path):
+    """A process that compiles sweeps the cache when none did for ten minutes (the stamp),
+    keeping what it just wrote and what was used recently; a process that only loads,
+    with a fresh stamp, sweeps nothing, and marks what it loads as used."""
+    import time
+    for k in range(1, 41):
+        fake_entry(tmp_path, k, age_s=3600, nbytes=40_000)  # 3.2 MB, an hour old
+    env = dict(os.environ, LOOM_CACHE_DIR=str(tmp_path), LOOM_CACHE_MAX_MB="1")
+    out = subprocess.run([sys.executable, "-c", SWEEP_PROGRAM], env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    compiled = int(out.stdout.split()[0])
+    assert compiled >= 1 and (tmp_path / "sweep.stamp").exists()
+    assert not (tmp_path / "k_0000000000000001.c").exists()
+    fakes = {f"k_{k:016x}.o" for k in range(1, 41)}
+    mine = [p for p in objects(tmp_path) if p.name not in fakes]
+    assert len(mine) == compiled  # the new entries stayed
+    total = sum(p.stat().st_size for p in tmp_path.iterdir() if p.name.startswith("k_"))
+    assert total <= 1 << 20
+    old = time.time() - 3600
+    for p in mine:
+        os.utime(p, (old, old))
+    out = subprocess.run([sys.executable, "-c", PROGRAM], env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert int(out.stdout.split()[0]) == 0  # all loaded
+    assert all(p.stat().st_mtime > old + 60 for p in mine)
