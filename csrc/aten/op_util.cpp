@@ -352,4 +352,31 @@ void issue_library_call(const NodeRef& flat) {
   }
 }
 
+void radix_sort(std::vector<uint64_t>& keys, std::vector<int64_t>& pos) {
+  const size_t n = keys.size();
+  uint64_t lo = ~uint64_t(0);
+  for (uint64_t k : keys) lo = std::min(lo, k);
+  uint64_t any = 0, every = ~uint64_t(0);
+  for (uint64_t& k : keys) {
+    k -= lo;  // small integers of both signs then differ in their low bytes only
+    any |= k;
+    every &= k;
+  }
+  std::vector<uint64_t> k2(n);
+  std::vector<int64_t> p2(n);
+  for (int shift = 0; shift < 64; shift += 8) {
+    if ((((any ^ every) >> shift) & 0xff) == 0) continue;  // one byte for all keys
+    size_t start[257] = {0};
+    for (uint64_t k : keys) start[((k >> shift) & 0xff) + 1]++;
+    for (int d = 0; d < 256; ++d) start[d + 1] += start[d];
+    for (size_t i = 0; i < n; ++i) {
+      const size_t at = start[(keys[i] >> shift) & 0xff]++;
+      k2[at] = keys[i];
+      p2[at] = pos[i];
+    }
+    keys.swap(k2);
+    pos.swap(p2);
+  }
+}
+
 }  // namespace loom::aten

@@ -3,7 +3,10 @@
 // as a graph and stored into the result.
 #pragma once
 
+#include <cstring>
 #include <optional>
+#include <type_traits>
+#include <vector>
 
 #include <ATen/ATen.h>
 
@@ -137,5 +140,33 @@ bool blas_dtype(DType t);
 // Stores a value into out; a fresh contiguous out whose value is a whole extern result
 // (a BLAS product, a convolution) takes that result's storage instead of a copy of it.
 void assign_result(const at::Tensor& out, const NodeRef& value);
+
+// NOTE [Radix order]: an unsigned key per value that orders values as < does, -0.0 and 0.0
+// as one (as == has them), so that a stable LSD radix sort of (key, position) pairs sorts
+// values as a stable comparison sort does: sort's rows (NOTE [Radix sort] in
+// ops_sort.cpp) and unique's (NOTE [Sorted unique]). Not for NaN, which callers key
+// themselves. Half types key as their float values.
+template <typename T>
+uint64_t order_key(T v) {
+  if constexpr (std::is_same_v<T, c10::Half> || std::is_same_v<T, c10::BFloat16>) {
+    return order_key(float(v));
+  } else if constexpr (std::is_floating_point_v<T>) {
+    using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+    const T z = v == T(0) ? T(0) : v;
+    U b;
+    std::memcpy(&b, &z, sizeof b);
+    const U sign = U(1) << (sizeof(U) * 8 - 1);
+    return uint64_t((b & sign) ? U(~b) : U(b | sign));
+  } else if constexpr (std::is_signed_v<T>) {
+    return uint64_t(int64_t(v)) ^ (uint64_t(1) << 63);
+  } else {
+    return uint64_t(v);
+  }
+}
+
+// Sorts `keys` and carries `pos` along, stably: a pass per byte of the keys less their
+// minimum, skipping the bytes no two keys differ in. The keys come back less their
+// minimum (equal keys stay equal).
+void radix_sort(std::vector<uint64_t>& keys, std::vector<int64_t>& pos);
 
 }  // namespace loom::aten

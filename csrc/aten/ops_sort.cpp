@@ -46,11 +46,48 @@ struct SortRows {
   bool descending;
 };
 
+// NOTE [Radix sort]: a whole row of at least kRadixSortMin values sorts as (key, position)
+// pairs by an LSD radix sort (NOTE [Radix order] in op_util.h), stable, so equal values
+// keep their positions' order as the comparison sort's tie-break by index does. NaN keys
+// above everything; descending sorts the complemented keys, which keeps equal values in
+// position order too and puts NaN first, as the CPU's descending sort does. The values
+// stored are the row's own at the sorted positions (a -0.0 stays -0.0). One row of 1M
+// floats took 85-89 ms as std::sort of pairs (eager 77).
+constexpr int64_t kRadixSortMin = 256;
+
+template <typename T>
+void radix_sort_row(const T* in, int64_t n, int64_t inner, bool descending,
+                    std::vector<uint64_t>& keys, std::vector<int64_t>& pos) {
+  keys.resize(size_t(n));
+  pos.resize(size_t(n));
+  for (int64_t j = 0; j < n; ++j) {
+    const T v = in[j * inner];
+    const uint64_t key = is_nan(v) ? ~uint64_t(0) : order_key(v);
+    keys[size_t(j)] = descending ? ~key : key;
+    pos[size_t(j)] = j;
+  }
+  radix_sort(keys, pos);
+}
+
 template <typename T>
 void sort_row_range(char** bufs, int64_t start, int64_t end) {
   const SortRows<T>& job = *reinterpret_cast<const SortRows<T>*>(bufs[0]);
   const int64_t n = job.n, inner = job.inner, k = job.k;
   const bool descending = job.descending;
+  if (k == n && n >= kRadixSortMin) {
+    std::vector<uint64_t> keys;
+    std::vector<int64_t> pos;
+    for (int64_t r = start; r < end; ++r) {
+      const int64_t o = r / inner, i = r % inner;
+      const T* in = job.in + o * n * inner + i;
+      radix_sort_row(in, n, inner, descending, keys, pos);
+      for (int64_t j = 0; j < n; ++j) {
+        job.values[o * n * inner + j * inner + i] = in[pos[size_t(j)] * inner];
+        job.indices[o * n * inner + j * inner + i] = pos[size_t(j)];
+      }
+    }
+    return;
+  }
   auto less = [descending](T x, T y) {
     if (descending) return (is_nan(x) && !is_nan(y)) || x > y;
     return (!is_nan(x) && is_nan(y)) || x < y;

@@ -83,48 +83,8 @@ std::tuple<Tensor, Tensor, Tensor> unique_result(const std::vector<T>& distinct,
 // radix sort by bytes skips the bytes no two keys differ in. Floats with a NaN (equal to
 // nothing, each NaN its own value in the CPU's set, sorted by std::sort in an order of
 // its own) and bfloat16 (hashed by its bits, so that the CPU's set may hold both zeros)
-// keep the CPU's way, and so does `sorted=False`, which gives the set's order.
-template <typename T>
-uint64_t order_key(T v) {
-  if constexpr (std::is_floating_point_v<T>) {
-    using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
-    const T z = v == T(0) ? T(0) : v;
-    U b;
-    std::memcpy(&b, &z, sizeof b);
-    const U sign = U(1) << (sizeof(U) * 8 - 1);
-    return uint64_t((b & sign) ? U(~b) : U(b | sign));
-  } else if constexpr (std::is_signed_v<T>) {
-    return uint64_t(int64_t(v)) ^ (uint64_t(1) << 63);
-  } else {
-    return uint64_t(v);
-  }
-}
-
-// Sorts `keys` and carries `pos` along, stably.
-void radix_sort(std::vector<uint64_t>& keys, std::vector<int64_t>& pos) {
-  const size_t n = keys.size();
-  uint64_t any = 0, every = ~uint64_t(0);
-  for (uint64_t k : keys) {
-    any |= k;
-    every &= k;
-  }
-  std::vector<uint64_t> k2(n);
-  std::vector<int64_t> p2(n);
-  for (int shift = 0; shift < 64; shift += 8) {
-    if ((((any ^ every) >> shift) & 0xff) == 0) continue;  // one byte for all keys
-    size_t start[257] = {0};
-    for (uint64_t k : keys) start[((k >> shift) & 0xff) + 1]++;
-    for (int d = 0; d < 256; ++d) start[d + 1] += start[d];
-    for (size_t i = 0; i < n; ++i) {
-      const size_t at = start[(keys[i] >> shift) & 0xff]++;
-      k2[at] = keys[i];
-      p2[at] = pos[i];
-    }
-    keys.swap(k2);
-    pos.swap(p2);
-  }
-}
-
+// keep the CPU's way, and so does `sorted=False`, which gives the set's order. (order_key
+// and radix_sort are in op_util.h, NOTE [Radix order].)
 template <typename T>
 bool sorts_by_key(const T* data, int64_t n) {
   if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, c10::BFloat16>) {

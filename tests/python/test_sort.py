@@ -61,6 +61,29 @@ def test_stable_sort_of_many_rows(dim, descending):
     same(torch.topk(x, 7, dim=dim, largest=descending).values, top.values)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("descending", [False, True])
+def test_radix_sorted_rows_match_cpu(dtype, descending):
+    """Rows of 256 or more sort by radix (NOTE [Radix sort]): the CPU's stable order with
+    ties, -0.0 beside 0.0 in input order, NaN of either sign last (first descending),
+    infinities, both signs of integers and a wide range."""
+    g = torch.Generator().manual_seed(2)
+    x = sample(dtype, (3, 1000), seed=3)
+    if dtype.is_floating_point:
+        x[0, :6] = torch.tensor([0.0, -0.0, float("inf"), -float("inf"), 0.0, -0.0]).to(dtype)
+        x[1, 10:20] = -torch.tensor(float("nan")).to(dtype)  # negative NaN
+        x[2] = (torch.randn(1000, generator=g) * 1e4).to(dtype)
+    elif dtype not in (torch.bool, torch.uint8):
+        x[2] = torch.randint(-(2 ** 20), 2 ** 20, (1000,), generator=g).to(dtype)
+    for dim, layout in ((1, lambda t: t), (0, lambda t: t.t())):
+        want = torch.sort(layout(x), dim=dim, descending=descending, stable=True)
+        got = torch.sort(layout(x.to(D)), dim=dim, descending=descending, stable=True)
+        same(want.values, got.values)
+        same(want.indices, got.indices)
+        if dtype.is_floating_point:  # zeros keep their signs, in input order
+            assert torch.equal(torch.signbit(got.values.cpu()), torch.signbit(want.values))
+
+
 def test_argsort_msort_and_out():
     x = sample(torch.float32)
     same(torch.argsort(x, stable=True, dim=1), torch.argsort(x.to(D), stable=True, dim=1))
