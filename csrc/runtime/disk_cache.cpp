@@ -196,8 +196,13 @@ SweepResult sweep_cache(const std::string& dir, int64_t max_bytes) {
 
 void note_cache_write(const std::string& dir) {
   const int64_t limit = cache_max_bytes();
-  static std::atomic<bool> swept{false};  // once per process at most
-  if (limit <= 0 || swept.exchange(true)) return;
+  if (limit <= 0) return;
+  // A process looks at the stamp at most every kSweepEvery seconds (a long training run
+  // that keeps compiling still sweeps now and then).
+  static std::atomic<int64_t> next_look{0};
+  const int64_t now = std::time(nullptr);
+  int64_t due = next_look.load(std::memory_order_relaxed);
+  if (now < due || !next_look.compare_exchange_strong(due, now + kSweepEvery)) return;
   const std::string stamp = dir + "/sweep.stamp";
   struct stat st;
   if (stat(stamp.c_str(), &st) == 0 && std::time(nullptr) - st.st_mtime < kSweepEvery) return;

@@ -44,7 +44,8 @@ bool write_file(const std::string& path, const std::string& text);
 // (k_<hash>.c with its .o or .so) together; an entry's use is its files' modification time,
 // which a process loading it sets (touch_entry). A process that writes an entry sweeps the
 // directory in a thread of its own when no process has for ten minutes (the file
-// `sweep.stamp` records when one last did), down to nine tenths of the limit. Removing an
+// `sweep.stamp` records when one last did; a process looks at it at most that often),
+// down to nine tenths of the limit. Removing an
 // entry another process is loading is harmless: a loaded object is in memory (or mapped,
 // for a library), and one that fails its check is compiled again. The precompiled
 // prelude and temporaries are left alone. (A development machine's cache had grown to
