@@ -325,6 +325,37 @@ NodeRef expand(const NodeRef& a, const Shape& shape) {
   return reindex(a, shape, broadcast_map(a->shape, shape));
 }
 
+namespace {
+
+// Whether a reduction of `a` over `axes` reads columns: the first load below a (through
+// elementwise ops) has its smallest stride along a kept dim, so each of the few outputs
+// reads its elements strided and they share every row.
+bool reads_columns(const Node* a, const std::vector<int>& axes) {
+  for (int depth = 0; depth < 8 && a; ++depth) {
+    if (a->op == Op::Load) {
+      const View& v = a->view();
+      int best = -1;
+      for (int d = 0; d < int(v.sizes.size()); ++d)
+        if (v.sizes[d] > 1 && v.strides[d] != 0 &&
+            (best < 0 || std::abs(v.strides[d]) < std::abs(v.strides[best])))
+          best = d;
+      return best >= 0 && std::find(axes.begin(), axes.end(), best) == axes.end();
+    }
+    const OpKind k = op_kind(a->op);
+    if (k != OpKind::Unary && k != OpKind::Binary && k != OpKind::Ternary) return false;
+    const Node* next = nullptr;
+    for (const NodeRef& s : a->src)
+      if (s->shape == a->shape && op_kind(s->op) != OpKind::Leaf) {
+        next = s.get();
+        break;
+      }
+    a = next;
+  }
+  return false;
+}
+
+}  // namespace
+
 NodeRef reduce(ReduceKind kind, const NodeRef& a, std::vector<int> axes, DType out) {
   Shape shape = a->shape;
   for (int ax : axes) {
@@ -334,7 +365,8 @@ NodeRef reduce(ReduceKind kind, const NodeRef& a, std::vector<int> axes, DType o
   const bool splits = kind == ReduceKind::Sum || kind == ReduceKind::Prod ||
                       kind == ReduceKind::Max || kind == ReduceKind::Min ||
                       kind == ReduceKind::Any || kind == ReduceKind::All;
-  if (splits && numel(shape) == 1 && numel(a->shape) >= kSplitReduceMin) {  // NOTE [Split reductions]
+  if (splits && numel(a->shape) >= kSplitReduceMin &&  // NOTE [Split reductions]
+      (numel(shape) == 1 || (numel(shape) <= kSplitColumnsMax && reads_columns(a.get(), axes)))) {
     int k = -1;  // the outermost reduced dim the split divides
     for (int ax : axes)
       if (a->shape[ax] % kSplitReduce == 0 && (k < 0 || ax < k)) k = ax;
@@ -358,7 +390,9 @@ NodeRef reduce(ReduceKind kind, const NodeRef& a, std::vector<int> axes, DType o
       for (int ax : first) part_shape[ax] = 1;
       NodeRef parts = make_node(Op::Reduce, out, part_shape, {reindex(a, cut, std::move(m))},
                                 ReduceArg{kind, std::move(first)});
-      NodeRef all = make_node(Op::Reduce, out, Shape(cut.size(), 1), {parts}, ReduceArg{kind, {k}});
+      Shape all_shape = part_shape;  // the outputs, with the cut dims reduced
+      all_shape[size_t(k)] = 1;
+      NodeRef all = make_node(Op::Reduce, out, all_shape, {parts}, ReduceArg{kind, {k}});
       IndexMap drop;  // back to the input's rank
       drop.offs.assign(cut.size(), 0);
       for (int j = 0; j < int(shape.size()); ++j) {

@@ -397,9 +397,9 @@ struct Fuser {
       reduce_numel = enclosing;
       // A split reduction's partials (NOTE [Split reductions] in core/graph.h) are stored
       // by a kernel of their own, which runs across threads.
-      if (n->op == Op::Reduce && numel(n->shape) == 1) {
+      if (n->op == Op::Reduce && numel(n->shape) <= kSplitColumnsMax) {
         const NodeRef& part = src.empty() ? n->src[0] : src[0];
-        if (part->op == Op::Reduce && numel(part->shape) == kSplitReduce &&
+        if (part->op == Op::Reduce && numel(part->shape) == kSplitReduce * numel(n->shape) &&
             numel(part->src[0]->shape) >= kSplitReduceMin) {
           NodeRef stored = store_scratch(part);
           part->stored = n->src[0]->stored = stored;

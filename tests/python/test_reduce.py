@@ -661,6 +661,38 @@ def test_split_reduction_is_two_kernels(name):
         assert torch.equal(got_cpu, want)
 
 
+def _cl(t):
+    return t.to(memory_format=torch.channels_last)
+
+
+COLUMNS = {  # name: (reduction, input, kernels)
+    "channels_last_mean": (lambda t: t.mean((0, 2, 3)), lambda g: _cl(torch.randn(32, 64, 16, 16, generator=g)), 2),
+    "contiguous_mean": (lambda t: t.mean((0, 2, 3)), lambda g: torch.randn(32, 64, 16, 16, generator=g), 1),
+    "rows_of_three": (lambda t: t.sum(0), lambda g: torch.randn(1 << 19, 3, generator=g), 2),
+    "three_rows": (lambda t: t.sum(1), lambda g: torch.randn(3, 1 << 19, generator=g), 1),
+    "amax_columns": (lambda t: t.amax(0), lambda g: torch.randn(1 << 13, 128, generator=g), 2),
+    "many_columns": (lambda t: t.amax(0), lambda g: torch.randn(1 << 12, 512, generator=g), 1),
+    "var_channels_last": (lambda t: t.var((0, 2, 3)), lambda g: _cl(torch.randn(32, 64, 16, 16, generator=g)), 4),
+}
+
+
+@pytest.mark.parametrize("name", list(COLUMNS))
+def test_column_reductions_split(name):
+    """A reduction to at most 256 outputs whose input's contiguous dim is kept (NOTE [Split
+    reductions]) splits as a reduction to one value does: its partials in a kernel across
+    threads, then their combination (a variance: its mean and its sum of squares, each
+    split). Rows reduced (a contiguous NCHW tensor's statistics) or more outputs: one
+    kernel, as before."""
+    fn, make, kernels = COLUMNS[name]
+    t = make(torch.Generator().manual_seed(4))
+    tl = t.to(loom.device)
+    loom.sync()
+    loom.reset_metrics()
+    got = fn(tl).cpu()
+    assert loom.metrics()["kernels_run"] == kernels
+    torch.testing.assert_close(got, fn(t), rtol=1e-4, atol=1e-5)
+
+
 def test_reductions_that_do_not_split():
     # no reduced dim divisible by 16: one kernel, one thread
     x = torch.rand(4099, 1031)
