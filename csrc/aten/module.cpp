@@ -49,6 +49,7 @@ MetricsSnapshot snapshot() {
       {"donated_stores", m.donated_stores.load()},
       {"superseded_bases", m.superseded_bases.load()},
       {"reductions_recomputed", m.reductions_recomputed.load()},
+      {"ordered_scatters", m.ordered_scatters.load()},
       {"host_waits", m.host_waits.load()},
       {"host_wait_us", m.host_wait_us.load()},
       {"disk_hits", m.disk_hits.load()},

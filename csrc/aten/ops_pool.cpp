@@ -1,6 +1,7 @@
 // 2-d pooling forward and backward: max (with indices), average, adaptive average.
 // Windows are a strided view of the padded input (as in ops_conv.cpp), reduced by the
-// engine; gradients go back with an accumulating put_. Adaptive average pooling is two
+// engine; gradients go back with accumulating scatters (put_ at the max's indices, the average
+// pool's at each window element's coordinates). Adaptive average pooling is two
 // small averaging-matrix products.
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
@@ -9,6 +10,7 @@
 #include <limits>
 
 #include "aten/op_util.h"
+#include "aten/resample.h"
 
 namespace loom::aten {
 
@@ -63,19 +65,42 @@ IndexMap drop_window_dims(size_t rank6) {
   return m;
 }
 
-// Adds grad (shaped like `win`'s first four dims, broadcast over the window) back into a
-// zero tensor shaped like in4 at each window element's position; the padding is dropped.
-Tensor scatter_windows(const Tensor& grad_win, const Tensor& in4, const Window& g) {
-  int64_t need_h = (g.oh - 1) * g.sh + g.dh * (g.kh - 1) + 1, need_w = (g.ow - 1) * g.sw + g.dw * (g.kw - 1) + 1;
-  int64_t ph_total = std::max(g.h + 2 * g.ph, need_h), pw_total = std::max(g.w + 2 * g.pw, need_w);
-  Tensor padded = at::zeros({in4.size(0), in4.size(1), ph_total, pw_total}, grad_win.options());
-  Tensor where_in = at::arange(padded.numel(), grad_win.options().dtype(at::kLong)).view(padded.sizes());
-  where_in = where_in.as_strided({padded.size(0), padded.size(1), g.oh, g.ow, g.kh, g.kw},
-                                 {where_in.stride(0), where_in.stride(1), g.sh * where_in.stride(2),
-                                  g.sw * where_in.stride(3), g.dh * where_in.stride(2),
-                                  g.dw * where_in.stride(3)});
-  padded.put_(where_in.reshape({-1}), grad_win.expand(where_in.sizes()).reshape({-1}), true);
-  return padded.narrow(2, g.ph, g.h).narrow(3, g.pw, g.w).contiguous();
+// Each window's gradient `per` (N, C, OH, OW) added at each of its elements' positions
+// in the input, in a new tensor of the input's sizes: an element in the padding adds 0
+// at a clamped position. The scatter's images write disjoint planes, so it splits across
+// threads (NOTE [Parallel scatters]); for a channels-last input it runs with the channels
+// innermost, where its rows' elements are distinct and adjacent, and the result is
+// channels-last.
+Tensor scatter_windows(const Tensor& per, const Window& g, bool channels_last) {
+  const int64_t n = per.size(0), c = per.size(1);
+  // The scatter's dims: the image, the output position and the window element, with the
+  // channel second (NCHW) or last (channels-last).
+  const int ch = channels_last ? 5 : 1, oh = channels_last ? 1 : 2, kh = oh + 2;
+  Tensor value = channels_last ? per.permute({0, 2, 3, 1}).unsqueeze(3).unsqueeze(3)
+                               : per.unsqueeze(-1).unsqueeze(-1);
+  std::vector<int64_t> sizes6 = channels_last
+                                    ? std::vector<int64_t>{n, g.oh, g.ow, g.kh, g.kw, c}
+                                    : std::vector<int64_t>{n, c, g.oh, g.ow, g.kh, g.kw};
+  EngineLock lock(engine_mutex());
+  Shape s6 = shape_of(sizes6);
+  NodeRef inside;
+  auto at = [&](int out_dim, int64_t stride, int64_t pad, int k_dim, int64_t dilation, int64_t size) {
+    NodeRef i = binary(Op::Add, binary(Op::Mul, iota(DType::Int64, s6, out_dim), int_const(stride, s6)),
+                       binary(Op::Mul, iota(DType::Int64, s6, k_dim), int_const(dilation, s6)));
+    i = binary(Op::Sub, i, int_const(pad, s6));
+    NodeRef in = binary(Op::LogicalAnd, binary(Op::Ge, i, int_const(0, s6)),
+                        binary(Op::Lt, i, int_const(size, s6)));
+    inside = inside ? binary(Op::LogicalAnd, inside, in) : in;
+    return binary(Op::Minimum, binary(Op::Maximum, i, int_const(0, s6)), int_const(size - 1, s6));
+  };
+  NodeRef h = at(oh, g.sh, g.ph, kh, g.dh, g.h), w = at(oh + 1, g.sw, g.pw, kh + 1, g.dw, g.w);
+  NodeRef img = iota(DType::Int64, s6, 0), chan = iota(DType::Int64, s6, ch);
+  NodeRef v = read_tensor(value.expand(sizes6));
+  v = where(inside, v, scalar(0, v->dtype, s6));
+  if (channels_last)
+    return scatter_add_into({n, g.h, g.w, c}, per.scalar_type(), v, {img, h, w, chan})
+        .permute({0, 3, 1, 2});
+  return scatter_add_into({n, c, g.h, g.w}, per.scalar_type(), v, {img, chan, h, w});
 }
 
 // --- max pool ---
@@ -214,9 +239,21 @@ Tensor avg_pool_backward(const Tensor& grad_out, const Tensor& self, IntArrayRef
                                    divisor_override);
   Tensor in4 = as_4d(self), g4 = as_4d(grad_out);
   Window g = window(in4, kernel, stride, padding, {}, meta_out);
-  Tensor per = g4 / avg_divisors(g, count_include_pad, divisor_override, grad_out.options());
-  Tensor grad = scatter_windows(per.unsqueeze(-1).unsqueeze(-1), in4, g);
-  return self.dim() == 3 ? grad.squeeze(0) : grad;
+  // In grad_out's layout, which the scatter reads.
+  Tensor per = at::empty_like(g4);
+  at::div_out(per, g4, avg_divisors(g, count_include_pad, divisor_override, grad_out.options()));
+  // The gradient takes the layout of the meta call (the input's memory format).
+  Tensor meta = at::avg_pool2d_backward(to_meta(grad_out), to_meta(self), kernel, stride, padding,
+                                        ceil_mode, count_include_pad, divisor_override);
+  const bool channels_last = self.dim() == 4 && meta.is_contiguous(at::MemoryFormat::ChannelsLast) &&
+                             !meta.is_contiguous();
+  Tensor grad = per.numel() == 0 ? at::zeros_like(in4, at::MemoryFormat::Contiguous)
+                                 : scatter_windows(per, g, channels_last);
+  if (self.dim() == 3) grad = grad.squeeze(0);
+  if (grad.strides() == meta.strides()) return grad;
+  Tensor out = result_like(meta);
+  out.copy_(grad);
+  return out;
 }
 
 // --- adaptive average pool: out = A_h @ x @ A_w^T ---

@@ -45,7 +45,9 @@ NodeRef nearest_source(const NodeRef& o, int64_t in, int64_t out, OptScale scale
                    DType::Float32)
             : binary(Op::Mul, cast(o, DType::Float32), f_const(k, DType::Float32, s));
   NodeRef i = cast(unary(Op::Floor, x), DType::Int64);
-  return binary(Op::Minimum, i, int_const(in - 1, s));
+  // Never below 0 (o and k are not negative), but the clamp shows the scatter of the
+  // backward that it stays in the input (NOTE [Parallel scatters]).
+  return binary(Op::Minimum, binary(Op::Maximum, i, int_const(0, s)), int_const(in - 1, s));
 }
 
 // One dim of linear or cubic interpolation: output coordinate o reads idx[t] with weight w[t].
@@ -83,7 +85,9 @@ Taps linear_taps(const NodeRef& o, int64_t in, int64_t out, bool align_corners, 
   NodeRef i0 = binary(Op::Minimum, binary(Op::Maximum, cast(real, DType::Int64), int_const(0, s)),
                       int_const(in - 1, s));
   NodeRef l1 = binary(Op::Sub, real, cast(i0, acc));
-  NodeRef i1 = binary(Op::Add, i0, cast(binary(Op::Lt, i0, int_const(in - 1, s)), DType::Int64));
+  // i0 + (i0 < in - 1), as a clamp: the scatter of the backward sees that it stays in the
+  // input (NOTE [Parallel scatters]).
+  NodeRef i1 = binary(Op::Minimum, binary(Op::Add, i0, int_const(1, s)), int_const(in - 1, s));
   return {{i0, i1}, {binary(Op::Sub, f_const(1, acc, s), l1), l1}};
 }
 

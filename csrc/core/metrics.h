@@ -34,6 +34,9 @@ struct Metrics {
   // [Hoisted reductions] in codegen/kernel.h): the scheduler keeps such reductions out of
   // the kernels reading them, so any is a slow schedule.
   std::atomic<int64_t> reductions_recomputed{0};
+  // Scatter kernels run in order on one thread: their rows may write one place (NOTE
+  // [Parallel scatters] in codegen/render_scatter.cpp).
+  std::atomic<int64_t> ordered_scatters{0};
   // Times the host waited for the executor's tasks, and for how long (NOTE [Asynchronous
   // execution] in runtime/executor.h).
   std::atomic<int64_t> host_waits{0}, host_wait_us{0};

@@ -80,7 +80,8 @@ KernelPlan make_plan(LKernel& k, const NodeRef& value, const std::function<std::
     }
   }
   p.grain = std::max<int64_t>(1, (int64_t(1) << 15) / std::max<int64_t>(inner_work, 1));
-  if (k.out_dyn >= 0 && !scatter_rows_disjoint(k)) p.grain = std::max<int64_t>(p.outer, 1);
+  p.ordered = k.out_dyn >= 0 && !scatter_rows_disjoint(k);
+  if (p.ordered) p.grain = std::max<int64_t>(p.outer, 1);
   p.two_pass = scatter_two_pass(k);
   p.checks = k.checks;
   p.nodes = k.nodes.size();
@@ -97,6 +98,7 @@ KernelPlan make_plan(LKernel& k, const NodeRef& value, const std::function<std::
 uint64_t launch(const KernelPlan& p, std::vector<char*> params, std::vector<int64_t> args,
                 const std::function<std::string()>& what) {
   metrics().kernels_run++;
+  if (p.ordered) metrics().ordered_scatters++;
   // NOTE [Compile tiers]: the runs are the kernel's, over all the plans that share it.
   if (p.kernel->quick && quick_runs() > 0 && ++p.kernel->runs >= quick_runs())
     p.kernel = optimized_kernel(p.kernel);

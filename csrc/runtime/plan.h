@@ -49,6 +49,7 @@ struct KernelPlan {
   std::vector<int> checks;      // fault messages of its Check nodes
   int64_t outer = 1, grain = 1;
   bool two_pass = false;        // a scatter checking, then writing (NOTE [Parallel scatters])
+  bool ordered = false;         // a scatter in order on one thread (metrics().ordered_scatters)
   size_t nodes = 0;             // for LOOM_DEBUG
   bool placed = true;           // PlanKind::Placement: place_reductions(...).ok
   bool recomputes = false;      // recomputes_reductions (metrics().reductions_recomputed)

@@ -110,3 +110,21 @@ def test_pad_errors(k):
     # wrong number of dims
     raises_like(lambda x: F.pad(x, (1,) * (2 * k), mode="reflect"), sample((4,) * (k + 3), 1))
     raises_like(lambda x: F.pad(x, (1,) * (2 * k), mode="replicate"), sample((4,) * (k + 3), 1))
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate"])
+def test_padding_gradient_scatters_in_parallel(mode):
+    """Reflection's and replication's gradients scatter at coordinates that stay within each
+    image's plane (|.| and clamps bound them): split across threads, none in order (NOTE
+    [Parallel scatters])."""
+    x = torch.randn(3, 4, 9, 7, generator=torch.Generator().manual_seed(21))
+    grads = []
+    for dev in ("cpu", loom.device):
+        t = x.to(dev).requires_grad_()
+        y = torch.nn.functional.pad(t, (3, 2, 1, 4), mode=mode)
+        w = torch.randn(y.shape, generator=torch.Generator().manual_seed(22)).to(dev)
+        loom.sync()
+        loom.reset_metrics()
+        grads.append(torch.autograd.grad(y, t, w)[0].cpu())
+    assert loom.metrics()["ordered_scatters"] == 0
+    torch.testing.assert_close(grads[1], grads[0], rtol=1e-5, atol=1e-6)

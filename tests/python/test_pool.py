@@ -104,3 +104,34 @@ def test_max_pool_gradient_keeps_the_input_memory_format():
             grads.append(t.grad)
         assert grads[1].stride() == grads[0].stride()
         torch.testing.assert_close(grads[1].cpu(), grads[0])
+
+
+@pytest.mark.parametrize("kw", [dict(kernel_size=3, stride=2, padding=1),
+                                dict(kernel_size=3, stride=2, padding=1, count_include_pad=False),
+                                dict(kernel_size=3, stride=2, ceil_mode=True),
+                                dict(kernel_size=(3, 2), stride=1, padding=(1, 0)),
+                                dict(kernel_size=2, divisor_override=3)])
+@pytest.mark.parametrize("layout", ["contiguous", "channels_last", "unbatched"])
+def test_avg_pool_gradient_scatters_in_parallel(kw, layout):
+    """The average pool's gradient adds each window's share at its elements' coordinates, in
+    the input's memory format (as the CPU's), with a scatter whose images write disjoint
+    planes: split across threads, none in order (metrics()["ordered_scatters"]). Channels-last
+    scatters with the channels innermost."""
+    x = sample((4, 5, 9, 10), 7)
+    if layout == "channels_last":
+        x = x.to(memory_format=torch.channels_last)
+    if layout == "unbatched":
+        x = x[0]
+    grads = []
+    for dev in ("cpu", D):
+        t = x.detach().to(dev).requires_grad_()
+        y = F.avg_pool2d(t, **kw)
+        g = sample(tuple(y.shape), 8).to(dev)
+        if layout == "channels_last":
+            g = g.contiguous(memory_format=torch.channels_last)
+        loom.sync()
+        loom.reset_metrics()
+        grads.append(torch.autograd.grad(y, t, g)[0])
+    assert loom.metrics()["ordered_scatters"] == 0
+    assert grads[1].stride() == grads[0].stride()
+    torch.testing.assert_close(grads[1].cpu(), grads[0], rtol=1e-5, atol=1e-6)

@@ -161,3 +161,22 @@ def test_interpolate_antialias_errors_match_cpu(fn):
             fn(dev)
         res.append((info.type, str(info.value)))
     assert res[0] == res[1]
+
+
+@pytest.mark.parametrize("mode", ["nearest", "bilinear", "bicubic"])
+def test_interpolation_gradient_scatters_in_parallel(mode):
+    """Interpolation's gradient scatters at coordinates clamped into the input, which rows of
+    different images never share: the scatters split across threads (NOTE [Parallel
+    scatters]), none in order."""
+    g = torch.Generator().manual_seed(11)
+    x = torch.randn(3, 4, 9, 7, generator=g)
+    grads = []
+    for dev in ("cpu", loom.device):
+        t = x.to(dev).requires_grad_()
+        y = torch.nn.functional.interpolate(t, scale_factor=1.7, mode=mode)
+        w = torch.randn(y.shape, generator=torch.Generator().manual_seed(12)).to(dev)
+        loom.sync()
+        loom.reset_metrics()
+        grads.append(torch.autograd.grad(y, t, w)[0].cpu())
+    assert loom.metrics()["ordered_scatters"] == 0
+    torch.testing.assert_close(grads[1], grads[0], rtol=1e-4, atol=1e-5)
