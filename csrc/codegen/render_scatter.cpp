@@ -124,6 +124,13 @@ bool index_range(const LKernel& k, int id, int outer, IndexRange& r) {
       r = {0, floor_div(x.lo), floor_div(x.hi), x.lo_open, x.hi_open};
       return true;
     }
+    case Op::Where:  // one of two coordinates (interpolation's taps)
+      if (!index_range(k, n.src[1], outer, x) || !index_range(k, n.src[2], outer, y) ||
+          x.a != y.a)
+        return false;
+      r = {x.a, std::min(x.lo, y.lo), std::max(x.hi, y.hi), x.lo_open || y.lo_open,
+           x.hi_open || y.hi_open};
+      return true;
     case Op::Abs:  // reflection padding's coordinates
       if (!index_range(k, n.src[0], outer, x) || !x.fixed()) return false;
       if (!x.lo_open && x.lo >= 0) {
