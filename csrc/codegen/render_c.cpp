@@ -248,12 +248,26 @@ std::string Renderer::emit_reduce(int id, int depth) {
     bool arg, mx, keyed, wide;
     DType vt, acc_t;
     std::string T, init, acc, best, lacc, lin;
+    std::string block;  // the running sum of a blocked sum (NOTE [Blocked sums]), or ""
   };
   std::vector<Acc> accs;
   const int lanes = reduce_lanes(first, std::get<ReduceArg>(first.arg).kind, reduce_acc_type(first));
   const std::string l = "l" + std::to_string(id), L = std::to_string(lanes) + "LL";
   auto cached = row_cache.find(id);
   const std::string row = "row" + std::to_string(id);
+  // NOTE [Blocked sums]: a float sum accumulated in order adds each element to a running
+  // total that grows past it, rounding every step; over millions of elements (a lane of a
+  // long row, a channel's statistics over a batch) the errors pile up where the CPU's
+  // cascade sum keeps them near one rounding: 2M floats of 1.0001 summed 88 off (4e-5),
+  // the per-channel sums of 32x64x32x32 0.32 off 32771. Each accumulator (each lane's)
+  // now takes at most kSumBlock elements, and one row of the innermost reduced dim at
+  // most, before it is added into a running sum of the same type and restarted: the
+  // rounding then grows with the count of blocks, not of elements. Rows of one reduced
+  // dim that fit one block (a softmax's, a layer norm's) are summed as before.
+  const int64_t inner = first.vars.empty() ? 1 : k.var_size[first.vars.back()];
+  const int64_t block = lanes ? kSumBlock * lanes : kSumBlock;
+  const bool blocked = !first.vars.empty() && inner >= 16 &&
+                       (inner > block || first.vars.size() > 1);
   for (int m : group) {
     const LNode& n = k.nodes[m];
     Acc a;
@@ -290,8 +304,32 @@ std::string Renderer::emit_reduce(int id, int depth) {
       line(depth, "for (int64_t " + l + " = 0; " + l + " < " + L + "; ++" + l + ") " + a.lacc +
                       "[" + l + "] = " + a.init + ";");
     }
+    if (blocked && a.kind == ReduceKind::Sum && is_floating(a.acc_t)) {
+      a.block = "bacc" + std::to_string(m);
+      if (lanes) {
+        line(depth, a.T + " " + a.block + "[" + L + "];");
+        line(depth, "for (int64_t " + l + " = 0; " + l + " < " + L + "; ++" + l + ") " + a.block +
+                        "[" + l + "] = " + a.init + ";");
+      } else {
+        line(depth, a.T + " " + a.block + " = " + a.init + ";");
+      }
+    }
     accs.push_back(std::move(a));
   }
+  // Adds the blocked sums' accumulators into their running sums and restarts them.
+  auto fold = [&](int at) {
+    for (const Acc& a : accs) {
+      if (a.block.empty()) continue;
+      if (lanes)
+        line(at, "for (int64_t " + l + " = 0; " + l + " < " + L + "; ++" + l + ") { " + a.block +
+                     "[" + l + "] = " +
+                     c_reduce_combine(a.kind, a.acc_t, a.block + "[" + l + "]", a.lacc + "[" + l + "]") +
+                     "; " + a.lacc + "[" + l + "] = " + a.init + "; }");
+      else
+        line(at, a.block + " = " + c_reduce_combine(a.kind, a.acc_t, a.block, a.acc) + "; " + a.acc +
+                     " = " + a.init + ";");
+    }
+  };
   if (cached != row_cache.end() && pipeline)  // NOTE [Row pipelining]
     line(depth, row_cache_ctype(id) + "* " + row + " = rowbuf" + std::to_string(id) + "[(" +
                     var_name(k, output_vars()[0]) + " - start) & 1];");
@@ -299,9 +337,23 @@ std::string Renderer::emit_reduce(int id, int depth) {
     line(depth, std::string(compute_ctype(accs[0].vt)) + " " + row + "[" +
                     std::to_string(k.var_size[first.vars[0]]) + "LL];");
   int d = depth;
+  const bool any_block =
+      std::any_of(accs.begin(), accs.end(), [](const Acc& a) { return !a.block.empty(); });
+  // The innermost loop of a scalar reduction, in blocks when they are needed.
+  const bool scalar_blocks = any_block && !lanes && inner > block;
   for (size_t i = 0; i < first.vars.size(); ++i) {
     int v = first.vars[i];
-    if (!lanes || i + 1 < first.vars.size()) line(d++, loop(var_name(k, v), k.var_size[v]) + " {");
+    if (lanes && i + 1 == first.vars.size()) continue;
+    if (scalar_blocks && i + 1 == first.vars.size()) {
+      const std::string x = var_name(k, v), xc = x + "c";
+      line(d++, "for (int64_t " + xc + " = 0; " + xc + " < " + std::to_string(inner) + "LL; " + xc +
+                    " += " + std::to_string(block) + "LL) {");
+      line(d++, "for (int64_t " + x + " = " + xc + "; " + x + " < (" + xc + " + " +
+                    std::to_string(block) + "LL < " + std::to_string(inner) + "LL ? " + xc + " + " +
+                    std::to_string(block) + "LL : " + std::to_string(inner) + "LL); ++" + x + ") {");
+      continue;
+    }
+    line(d++, loop(var_name(k, v), k.var_size[v]) + " {");
   }
   auto body = [&](int at) {
     scopes.emplace_back();
@@ -351,10 +403,18 @@ std::string Renderer::emit_reduce(int id, int depth) {
   };
   if (lanes) {
     // Whole blocks of `lanes` elements, then the remainder in lanes 0.. of the last block.
-    const std::string r = var_name(k, first.vars.back()), ro = r + "o";
+    const std::string r = var_name(k, first.vars.back()), ro = r + "o", rc = r + "c";
     const int64_t size = k.var_size[first.vars.back()], main = size / lanes * lanes;
-    line(d++, "for (int64_t " + ro + " = 0; " + ro + " < " + std::to_string(main) + "LL; " + ro +
-                  " += " + L + ") {");
+    const bool chunked = any_block && main > block;
+    if (chunked) {
+      const std::string M = std::to_string(main) + "LL", B = std::to_string(block) + "LL";
+      line(d++, "for (int64_t " + rc + " = 0; " + rc + " < " + M + "; " + rc + " += " + B + ") {");
+      line(d++, "for (int64_t " + ro + " = " + rc + "; " + ro + " < (" + rc + " + " + B + " < " + M +
+                    " ? " + rc + " + " + B + " : " + M + "); " + ro + " += " + L + ") {");
+    } else {
+      line(d++, "for (int64_t " + ro + " = 0; " + ro + " < " + std::to_string(main) + "LL; " + ro +
+                    " += " + L + ") {");
+    }
     if (id == prefetch_host) emit_prefetches(ro, lanes, d);
     // `omp simd` (-fopenmp-simd) keeps the lane loop whole until it is vectorized, and
     // the accumulators in registers; it allows no `return`, which a Check needs.
@@ -369,6 +429,10 @@ std::string Renderer::emit_reduce(int id, int depth) {
     line(--d, "}");
     if (pipeline && id == prefetch_host) emit_pipelined_block(ro, lanes, d);
     line(--d, "}");
+    if (chunked) {
+      fold(d);
+      line(--d, "}");
+    }
     if (size > main) {
       line(d++, "for (int64_t " + l + " = 0; " + l + " < " + std::to_string(size - main) +
                     "LL; ++" + l + ") {");
@@ -376,11 +440,26 @@ std::string Renderer::emit_reduce(int id, int depth) {
       body(d);
       line(--d, "}");
     }
+    if (any_block && (size > main || !chunked)) fold(d);  // the end of a row
   } else {
     if (first.vars.empty()) line(d++, "{");  // loops of size 1 were dropped: a block still
     body(d);                                 // keeps the body's names to itself
+    if (any_block) {
+      line(--d, "}");  // the innermost loop (or its block)
+      fold(d);
+      if (scalar_blocks) line(--d, "}");
+    }
   }
   while (d > depth) line(--d, "}");
+  // The running sums hold every block now (each row ended with a fold).
+  for (Acc& a : accs) {
+    if (a.block.empty()) continue;
+    if (lanes)
+      line(depth, "for (int64_t " + l + " = 0; " + l + " < " + L + "; ++" + l + ") " + a.lacc +
+                      "[" + l + "] = " + a.block + "[" + l + "];");
+    else
+      line(depth, a.acc + " = " + a.block + ";");
+  }
   for (const Acc& a : accs) {
     if (lanes) {
       for (int h = lanes / 2; h > 0; h /= 2) {

@@ -126,10 +126,33 @@ void Renderer::render_column_tiles(int tile, int depth) {
       if (n.op != Op::Reduce) continue;
       const ReduceKind kind = std::get<ReduceArg>(n.arg).kind;
       const std::string acc = "acc" + std::to_string(i), init = c_reduce_init(kind, n.dtype);
-      line(depth, std::string(compute_ctype(n.dtype)) + " " + acc + "[" + T + "];");
+      const std::string ctype = compute_ctype(n.dtype);
+      line(depth, ctype + " " + acc + "[" + T + "];");
       line(depth, "for (int64_t j_ = 0; j_ < " + T + "; ++j_) " + acc + "[j_] = " + init + ";");
+      // NOTE [Blocked sums] (render_c.cpp): each column's sum restarts every kSumBlock
+      // steps of the innermost reduced loop, and at its end, into a running sum.
+      const int64_t inner = n.vars.empty() ? 1 : k.var_size[n.vars.back()];
+      const bool blocked = kind == ReduceKind::Sum && is_floating(n.dtype) && inner >= 16 &&
+                           (inner > kSumBlock || n.vars.size() > 1);
+      const std::string bacc = "bacc" + std::to_string(i);
+      if (blocked) {
+        line(depth, ctype + " " + bacc + "[" + T + "];");
+        line(depth, "for (int64_t j_ = 0; j_ < " + T + "; ++j_) " + bacc + "[j_] = " + init + ";");
+      }
       int d = depth;
-      for (int v : n.vars) line(d++, loop(var_name(k, v), k.var_size[v]) + " {");
+      for (size_t vi = 0; vi < n.vars.size(); ++vi) {
+        const int v = n.vars[vi];
+        if (blocked && vi + 1 == n.vars.size() && inner > kSumBlock) {
+          const std::string r = var_name(k, v), rc = r + "c", I = std::to_string(inner) + "LL",
+                            B = std::to_string(kSumBlock) + "LL";
+          line(d++, "for (int64_t " + rc + " = 0; " + rc + " < " + I + "; " + rc + " += " + B + ") {");
+          line(d++, "for (int64_t " + r + " = " + rc + "; " + r + " < (" + rc + " + " + B + " < " + I +
+                        " ? " + rc + " + " + B + " : " + I + "); ++" + r + ") {");
+          continue;
+        }
+        line(d++, loop(var_name(k, v), k.var_size[v]) + " {");
+      }
+      const int fold_depth = d - 1;  // inside the innermost reduced loop's block
       line(d, "#pragma omp simd");
       line(d++, "for (int64_t j_ = 0; j_ < " + nb + "; ++j_) {");
       line(d, "const int64_t " + x + " = " + xb + " + j_;");
@@ -140,7 +163,15 @@ void Renderer::render_column_tiles(int tile, int depth) {
       --in_lanes;
       scopes.pop_back();
       line(d, acc + "[j_] = " + c_reduce_combine(kind, n.dtype, acc + "[j_]", v) + ";");
+      if (blocked) {
+        while (d > fold_depth) line(--d, "}");
+        line(d, "for (int64_t j_ = 0; j_ < " + nb + "; ++j_) { " + bacc + "[j_] = " +
+                    c_reduce_combine(kind, n.dtype, bacc + "[j_]", acc + "[j_]") + "; " + acc +
+                    "[j_] = " + init + "; }");
+      }
       while (d > depth) line(--d, "}");
+      if (blocked)
+        line(depth, "for (int64_t j_ = 0; j_ < " + nb + "; ++j_) " + acc + "[j_] = " + bacc + "[j_];");
       accs.emplace_back(int(i), acc + "[j_]");
     }
     line(depth, k.checks.empty() ? "#pragma omp simd" : "LOOM_IVDEP");

@@ -23,6 +23,9 @@ std::string index_str(const LKernel& k, const Affine& a);
 
 // Bytes of partial accumulators per vectorized reduction: 4 AVX2 / 2 AVX-512 registers.
 inline constexpr int kLaneBytes = 128;
+// Elements a sum's accumulator (each lane's) takes before it is added into the kernel's
+// running sum and restarted (NOTE [Blocked sums]).
+inline constexpr int64_t kSumBlock = 64;
 // Vectorized reductions run in one loop nest (NOTE [Joint reductions]) up to this many:
 // their partial accumulators then fill 12 of AVX2's 16 vector registers.
 inline constexpr int kMaxLanedGroup = 3;

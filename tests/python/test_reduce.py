@@ -802,3 +802,36 @@ def test_logcumsumexp_rows_advance_together(dtype, tmp_path):
     kernels = kernel_sources(prog, tmp_path)
     # One kernel: the double accumulator's rows in blocks, each element rounded as stored.
     assert len(kernels) == 1 and "x0b" in kernels[0] and "loom_lae(" in kernels[0], kernels
+
+
+@pytest.mark.parametrize("shape,dim", [((1 << 21,), None), ((32, 64, 32, 32), (0, 2, 3)),
+                                       ((65536, 64), 0), ((64, 65536), 1), ((4096, 4096), 0),
+                                       ((3, 1 << 19), None)])
+def test_float_sums_are_blocked(shape, dim):
+    """Float sums restart each accumulator every few dozen elements into a running sum (NOTE
+    [Blocked sums]): over a constant, whose roundings all lean one way, the sum stays within
+    a few roundings of the exact one, as the CPU's cascade sum does (accumulated in order,
+    2M floats of 1.0001 summed 88 off, 4e-5)."""
+    x = torch.full(shape, 1.0001)
+    exact = x.double().sum() if dim is None else x.double().sum(dim)
+    xl = x.to(loom.device)
+    got = (xl.sum() if dim is None else xl.sum(dim)).cpu().double()
+    assert ((got - exact).abs() / exact).max().item() < 1e-6
+    mean = (xl.mean() if dim is None else xl.mean(dim)).cpu().double()
+    n = x.numel() / exact.numel()
+    assert ((mean - exact / n).abs() / (exact / n)).max().item() < 1e-6
+
+
+def test_batch_norm_bias_gradient_is_accurate():
+    """The bias gradient of a batch norm is a per-channel sum over the batch and the plane
+    (NOTE [Blocked sums]): within the CPU's error of the exact sum, not 30x it."""
+    x = torch.randn(32, 64, 32, 32, generator=torch.Generator().manual_seed(3))
+    grads = []
+    for dev in ("cpu", loom.device):
+        t = x.to(dev).requires_grad_()
+        b = torch.zeros(64, device=dev, requires_grad=True)
+        y = torch.nn.functional.batch_norm(t, None, None, None, b, training=True)
+        grads.append(torch.autograd.grad((y * 1.0001).sum(), b)[0].cpu().double())
+    exact = torch.full((64,), 32 * 32 * 32 * float(torch.tensor(1.0001)), dtype=torch.float64)
+    cpu_err = (grads[0] - exact).abs().max().item()
+    assert (grads[1] - exact).abs().max().item() <= max(4 * cpu_err, 0.01)
