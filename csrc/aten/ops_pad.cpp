@@ -2,7 +2,8 @@
 // gather whose source coordinate along each padded dim is index arithmetic on the output
 // coordinate, so it fuses with its neighbours; the backward adds each output gradient into
 // the input element it was read from, with an accumulating scatter. Circular padding is a
-// composite of narrow and cat in PyTorch 1.13 and needs nothing here.
+// composite of narrow and cat in PyTorch 1.13 and needs nothing here. Constant padding is
+// the same gather with the fill outside the input (NOTE [Constant padding]).
 #include <torch/library.h>
 
 #include "aten/resample.h"
@@ -101,6 +102,68 @@ Tensor pad_forward(const char* op, const Tensor& self, IntArrayRef pad, PadMode 
   return out;
 }
 
+// NOTE [Constant padding]: PyTorch's constant_pad_nd fills a new tensor, then copies the
+// input into its middle: two kernels, the second writing over most of what the first
+// wrote, and a value a later reader (a pooling window, unfold's columns) could not fuse
+// with, since it reads a partial store of the buffer. Here the padded value is one
+// expression: the input gathered at each output coordinate less the padding in front
+// (clamped into the input, so that no lane reads outside it), or the fill where that
+// falls outside. 16x64x32x32 channels-last padded by one: 0.25 ms (fill 0.1, copy 0.15)
+// -> one kernel, or none where a reader fuses it.
+Tensor constant_pad(const Tensor& self, IntArrayRef pad, const c10::Scalar& value) {
+  check_operands("constant_pad_nd", {self});
+  // The CPU's checks, messages and result layout (the composite runs on meta tensors).
+  Tensor meta = at::constant_pad_nd(to_meta(self), pad, value);
+  Tensor out = result_like(meta);
+  if (out.numel() == 0) return out;
+  const DType t = to_loom(self.scalar_type());
+  EngineLock lock(engine_mutex());
+  const Shape os = shape_of(out.sizes());
+  if (self.numel() == 0) {  // all padding
+    assign(out, scalar_node(value, os, t));
+    return out;
+  }
+  const int64_t k = int64_t(pad.size()) / 2, nd = self.dim();
+  // No padding, or only negative (cropping): a strided read of the input's middle, which
+  // fuses into its readers as any view does (the CPU returns a clone of that narrow).
+  Tensor middle = self;
+  bool crops_only = true;
+  for (int64_t j = 0; j < k; ++j) {
+    const int64_t d = nd - 1 - j, before = pad[size_t(2 * j)], after = pad[size_t(2 * j + 1)];
+    crops_only &= before <= 0 && after <= 0;
+    if (before < 0) middle = middle.narrow(d, -before, middle.size(d) + before);
+    if (after < 0) middle = middle.narrow(d, 0, middle.size(d) + after);
+  }
+  if (crops_only) {
+    assign(out, read_tensor(middle));
+    return out;
+  }
+  std::vector<NodeRef> coord;
+  NodeRef inside;
+  for (int64_t d = 0; d < nd; ++d) {
+    NodeRef o = iota(DType::Int64, os, int(d));
+    const int64_t j = nd - 1 - d;  // pad pair of this dim, counted from the last dim
+    if (j >= k) {
+      coord.push_back(o);
+      continue;
+    }
+    const int64_t n = self.size(d), before = pad[size_t(2 * j)], after = pad[size_t(2 * j + 1)];
+    NodeRef i = before == 0 ? o : binary(Op::Sub, o, int_const(before, os));
+    if (before > 0 || after > 0) {
+      NodeRef in = binary(Op::LogicalAnd, binary(Op::Ge, i, int_const(0, os)),
+                          binary(Op::Lt, i, int_const(n, os)));
+      inside = inside ? binary(Op::LogicalAnd, inside, in) : in;
+      if (before > 0) i = binary(Op::Maximum, i, int_const(0, os));
+      if (after > 0) i = binary(Op::Minimum, i, int_const(n - 1, os));
+    }
+    coord.push_back(i);
+  }
+  NodeRef v = gather_at(self, coord);
+  if (inside) v = where(inside, v, scalar_node(value, os, t));
+  assign(out, v);
+  return out;
+}
+
 Tensor pad_backward(const char* op, const Tensor& grad_out, const Tensor& self, IntArrayRef pad,
                     PadMode mode) {
   check_operands(op, {grad_out, self});
@@ -132,6 +195,7 @@ LOOM_PAD(replication_pad3d, PadMode::Replicate, at::replication_pad3d(to_meta(se
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("constant_pad_nd", TORCH_FN(constant_pad));
   m.impl("reflection_pad1d", TORCH_FN(reflection_pad1d));
   m.impl("reflection_pad2d", TORCH_FN(reflection_pad2d));
   m.impl("reflection_pad3d", TORCH_FN(reflection_pad3d));

@@ -1,4 +1,4 @@
-// Sliding windows: im2col (F.unfold) gathers every kernel offset of a padded input as a
+// Sliding windows: im2col (F.unfold) reads every window of a padded input through one
 // strided view; col2im (F.fold) and unfold_backward add each offset's slice back into the
 // strided view it came from. Each offset is one view, so nothing overlaps within a write.
 #include <ATen/ATen.h>
@@ -48,11 +48,15 @@ Tensor& im2col_out(const Tensor& self, at::IntArrayRef kernel, at::IntArrayRef d
   const int64_t n = in.size(0), c = in.size(1);
   const int64_t oh = (in.size(2) + 2 * w.ph - (w.dh * (w.kh - 1) + 1)) / w.sh + 1;
   const int64_t ow = (in.size(3) + 2 * w.pw - (w.dw * (w.kw - 1) + 1)) / w.sw + 1;
-  Tensor padded = at::constant_pad_nd(in, {w.pw, w.pw, w.ph, w.ph}, 0);
-  std::vector<Tensor> offsets;
-  for (int64_t i = 0; i < w.kh; ++i)
-    for (int64_t j = 0; j < w.kw; ++j) offsets.push_back(offset_view(padded, w, i, j, oh, ow));
-  Tensor cols = at::stack(offsets, 2).reshape({n, c * w.kh * w.kw, oh * ow});
+  // Every window of the padded input as one (N, C, KH, KW, OH, OW) view: its copy is one
+  // kernel, with the padding's gather fused in (NOTE [Constant padding]), where a stack of
+  // one view per kernel offset was a kernel each.
+  Tensor p = at::constant_pad_nd(in, {w.pw, w.pw, w.ph, w.ph}, 0);
+  Tensor win = p.as_strided({n, c, w.kh, w.kw, oh, ow},
+                            {p.stride(0), p.stride(1), w.dh * p.stride(2), w.dw * p.stride(3),
+                             w.sh * p.stride(2), w.sw * p.stride(3)},
+                            p.storage_offset());
+  Tensor cols = win.reshape({n, c * w.kh * w.kw, oh * ow});
   if (self.dim() == 3) cols = cols.squeeze(0);
   at::native::resize_output(out, cols.sizes());
   out.copy_(cols);

@@ -1,9 +1,10 @@
-"""Reflection, replication and circular padding forward and backward against CPU torch."""
+"""Constant, reflection, replication and circular padding forward and backward against CPU torch."""
 import pytest
 import torch
 import torch.nn.functional as F
 
 import loom
+from cpu_errors import raises_like_cpu
 
 D = loom.device
 
@@ -128,3 +129,70 @@ def test_padding_gradient_scatters_in_parallel(mode):
         grads.append(torch.autograd.grad(y, t, w)[0].cpu())
     assert loom.metrics()["ordered_scatters"] == 0
     torch.testing.assert_close(grads[1], grads[0], rtol=1e-5, atol=1e-6)
+
+
+CONSTANT_PADS = [(1, 1), (2, 0, 0, 3), (1, 2, 3, 4), (-1, 2, 0, -2), (0, 0, 0, 0), (-1, -1),
+                 (1, 1, 1, 1, 1, 1), (0, 0, 0, 0, 0, 0, 2, 1)]
+
+
+@pytest.mark.parametrize("pad", CONSTANT_PADS, ids=str)
+def test_constant_pad(pad):
+    """constant_pad_nd is one gather of the input at each coordinate less the padding,
+    the fill outside (NOTE [Constant padding]): values, strides (a channels-last input
+    stays channels-last), the gradient, and crops (negative padding)."""
+    x = sample((2, 3, 5, 6), 31)
+    check(lambda t: F.pad(t, pad, value=0.5), x)
+    check(lambda t: F.pad(t, pad), x.to(memory_format=torch.channels_last))
+    check(lambda t: F.pad(t, pad, value=-2.0), x[:, :, 1:, ::2])
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.uint8, torch.bool, torch.float16,
+                                   torch.bfloat16, torch.float64, torch.complex64])
+def test_constant_pad_dtypes(dtype):
+    x = (sample((3, 4, 5), 32) * 4).to(dtype)
+    value = True if dtype == torch.bool else 3
+    want = F.pad(x, (1, 2, 0, 1), value=value)
+    got = F.pad(x.to(D), (1, 2, 0, 1), value=value).cpu()
+    assert got.dtype == want.dtype and torch.equal(got, want)
+
+
+def test_constant_pad_kernels_and_empty_inputs():
+    """A padding read by a pooling is fused into it, and a padding alone is one kernel;
+    padding an empty dim gives the fill."""
+    x = sample((4, 8, 16, 16), 33)
+    xl = x.to(D)
+    loom.sync()
+    loom.reset_metrics()
+    got = F.avg_pool2d(xl, 3, 2, 1).cpu()
+    assert loom.metrics()["kernels_run"] == 1
+    torch.testing.assert_close(got, F.avg_pool2d(x, 3, 2, 1))
+    loom.reset_metrics()
+    got = F.pad(xl, (1, 2, 3, 4), value=2.5).cpu()
+    assert loom.metrics()["kernels_run"] == 1
+    assert torch.equal(got, F.pad(x, (1, 2, 3, 4), value=2.5))
+    for shape, pad in [((3, 0), (1, 1)), ((0, 4), (1, 1)), ((2, 0, 3), (0, 0, 2, 0))]:
+        e = torch.empty(shape)
+        want = F.pad(e, pad, value=7.0)
+        got = F.pad(e.to(D), pad, value=7.0).cpu()
+        assert got.shape == want.shape and torch.equal(got, want)
+
+
+@pytest.mark.parametrize("case", ["odd", "long", "negative"])
+def test_constant_pad_errors(case):
+    pads = {"odd": (1, 2, 3), "long": (1,) * 8, "negative": (-3, -3)}
+    raises_like_cpu(lambda: F.pad(torch.zeros(2, 5), pads[case]),
+                    lambda: F.pad(torch.zeros(2, 5, device=D), pads[case]).cpu())
+
+
+def test_unfold_is_one_window_copy():
+    """im2col copies one (N, C, KH, KW, OH, OW) view of the padded input, the padding fused
+    in: two kernels (that copy and the store into the result), where one per kernel offset
+    ran before."""
+    x = sample((4, 8, 16, 16), 34)
+    xl = x.to(D)
+    loom.sync()
+    for kw in (dict(kernel_size=3, padding=1), dict(kernel_size=(2, 3), stride=2, dilation=(1, 2), padding=(0, 2))):
+        loom.reset_metrics()
+        got = F.unfold(xl, **kw).cpu()
+        assert loom.metrics()["kernels_run"] <= 2
+        assert torch.equal(got, F.unfold(x, **kw))
