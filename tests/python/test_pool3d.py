@@ -110,3 +110,19 @@ def test_pool3d_errors():
             raise AssertionError("CPU did not raise")
         with pytest.raises(type(want)):
             fn(x.to(D))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
+def test_adaptive_max_pool2d_even_windows(dtype):
+    """Windows that divide the input evenly run as max_pool2d's strided windows: the CPU's
+    values, indices (ties: the first; NaN: the last) and layout, channels-last included."""
+    x = sample((2, 3, 12, 8), 7).round().to(dtype)  # rounded: ties in most windows
+    x[0, 1, 2, 3] = float("nan")
+    x[1, 2, 5, 0] = x[1, 2, 4, 1] = float("nan")
+    for t in (x, x.contiguous(memory_format=torch.channels_last)):
+        for out in [(4, 2), (3, 4), (1, 1), (12, 8)]:
+            v, i = F.adaptive_max_pool2d(t, out, return_indices=True)
+            lv, li = F.adaptive_max_pool2d(t.to(D), out, return_indices=True)
+            assert torch.equal(li.cpu(), i)
+            torch.testing.assert_close(lv.cpu(), v, equal_nan=True)
+            assert lv.stride() == v.stride()
