@@ -1,6 +1,8 @@
 // Pass 3, the C source of a kernel: expressions, reductions and the kernel's loops. How
 // the loops walk memory (column tiles, row caches, prefetch, streaming) is decided in
 // render_layout.cpp.
+#include <functional>
+
 #include "codegen/renderer.h"
 
 namespace loom {
@@ -224,7 +226,11 @@ int Renderer::reduce_lanes(const LNode& n, ReduceKind kind, DType acc_t) const {
       kind != ReduceKind::Min)
     return 0;
   int lanes = kLaneBytes / (acc_t == DType::Float64 ? 8 : 4);
-  return k.var_size[n.vars.back()] >= 2 * lanes ? lanes : 0;
+  // Shorter rows (a distance over 32 columns) take fewer lanes, twice around the lane loop
+  // at least: scalar, each of their elements was an iteration of its own.
+  const int64_t len = k.var_size[n.vars.back()];
+  while (lanes > 8 && len < 2 * lanes) lanes /= 2;
+  return len >= 2 * lanes ? lanes : 0;
 }
 
 DType Renderer::reduce_acc_type(const LNode& n) const {
@@ -232,6 +238,45 @@ DType Renderer::reduce_acc_type(const LNode& n) const {
   const bool arg =
       kind == ReduceKind::ArgMax || kind == ReduceKind::ArgMin || kind == ReduceKind::PoolArgMax;
   return arg ? k.nodes[n.src[0]].dtype : n.dtype;
+}
+
+// NOTE [Invariant terms]: arithmetic in a reduction's summand that none of its loops moves
+// (a pair's row numbers from a square root in pdist, a window's start in a pooling) was
+// computed in every iteration, in every vector lane: it is emitted once, before the loops.
+// Only arithmetic on constants and coordinates moves; loads, gathers and checks stay where
+// they are (a loop that runs no iteration must not read or fault).
+void Renderer::hoist_invariant_terms(const std::vector<int>& group, int depth) {
+  std::vector<int> vars;
+  for (int m : group) vars.insert(vars.end(), k.nodes[m].vars.begin(), k.nodes[m].vars.end());
+  std::vector<int8_t> fixed(k.nodes.size(), -1);  // pure arithmetic that no var of `vars` moves
+  std::function<bool(int)> is_fixed = [&](int id) {
+    if (fixed[size_t(id)] >= 0) return fixed[size_t(id)] == 1;
+    const LNode& n = k.nodes[size_t(id)];
+    const OpKind kind = op_kind(n.op);
+    bool ok = n.op == Op::Const || n.op == Op::Iota ||
+              (n.op != Op::Check && (kind == OpKind::Unary || kind == OpKind::Binary ||
+                                     kind == OpKind::Ternary));
+    for (int v : vars) ok = ok && coef(n.index, v) == 0;
+    for (int src : n.src) ok = ok && is_fixed(src);
+    fixed[size_t(id)] = ok ? 1 : 0;
+    return ok;
+  };
+  std::vector<int> stack;
+  for (int m : group) stack.push_back(k.nodes[m].src[0]);
+  std::vector<bool> seen(k.nodes.size());
+  while (!stack.empty()) {
+    const int id = stack.back();
+    stack.pop_back();
+    if (seen[size_t(id)]) continue;
+    seen[size_t(id)] = true;
+    const LNode& n = k.nodes[size_t(id)];
+    if (n.op == Op::Reduce || n.op == Op::Scan || find(id)) continue;
+    if (is_fixed(id)) {
+      if (n.op != Op::Const && n.op != Op::Iota) emit(id, depth);
+      continue;
+    }
+    for (int src : n.src) stack.push_back(src);
+  }
 }
 
 std::string Renderer::emit_reduce(int id, int depth) {
@@ -336,6 +381,7 @@ std::string Renderer::emit_reduce(int id, int depth) {
   else if (cached != row_cache.end())
     line(depth, std::string(compute_ctype(accs[0].vt)) + " " + row + "[" +
                     std::to_string(k.var_size[first.vars[0]]) + "LL];");
+  hoist_invariant_terms(group, depth);
   int d = depth;
   const bool any_block =
       std::any_of(accs.begin(), accs.end(), [](const Acc& a) { return !a.block.empty(); });

@@ -155,6 +155,7 @@ struct Renderer {
   // Stores the kernel's outputs beside p0 (k.extra) at the current loop indices.
   void store_extras(int depth);
   std::string emit_reduce(int id, int depth);
+  void hoist_invariant_terms(const std::vector<int>& group, int depth);
   int reduce_lanes(const LNode& n, ReduceKind kind, DType acc_t) const;
   DType reduce_acc_type(const LNode& n) const;
   std::vector<int> partners(int id);
