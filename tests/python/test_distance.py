@@ -112,3 +112,30 @@ PDIST_BAD = {
 @pytest.mark.parametrize("name", list(PDIST_BAD))
 def test_pdist_errors_match_cpu(name):
     raises_like_cpu(lambda: PDIST_BAD[name]("cpu"), lambda: PDIST_BAD[name](D))
+
+
+@pytest.mark.parametrize("n,m", [(2, 3), (3, 1), (5, 4), (64, 7), (100, 33), (1000, 2), (3001, 1)])
+def test_pdist_pairs_follow_the_cpu(n, m):
+    """pdist gathers each pair's rows at the (i, j) its number gives (NOTE [Pair rows]): every
+    pair, in the CPU's order, exact for float64 and each norm."""
+    x = torch.randn(n, m, dtype=torch.float64, generator=torch.Generator().manual_seed(n))
+    for p in [0, 1, 2, 3.5, math.inf]:
+        want = torch.nn.functional.pdist(x, p)
+        got = torch.nn.functional.pdist(x.to(loom.device), p).cpu()
+        assert got.shape == want.shape
+        torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_pdist_is_one_kernel_with_its_pair_math_outside_the_loop(tmp_path):
+    """One kernel; the pair's row numbers (a square root) are computed once per pair, before
+    the loop over the columns (NOTE [Invariant terms]), which runs as vector lanes."""
+    from kernel_text import kernel_sources
+    prog = ("import torch, loom\n"
+            "x = torch.randn(100, 32)\n"
+            "loom.reset_metrics()\n"
+            "got = torch.nn.functional.pdist(x.to(loom.device)).cpu()\n"
+            "torch.testing.assert_close(got, torch.nn.functional.pdist(x))\n")
+    kernels = [k for k in kernel_sources(prog, tmp_path) if "sqrt(" in k and "LOOM_LANES" in k]
+    assert len(kernels) == 1, kernels
+    body = kernels[0]
+    assert body.index("sqrt(") < body.index("for (int64_t r")

