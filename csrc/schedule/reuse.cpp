@@ -174,19 +174,31 @@ constexpr size_t kMaxDonorWalk = 256;  // nodes of the expression searched for d
 std::shared_ptr<Memory> donated_memory(const Node* v, const std::vector<const Node*>& exprs) {
   const View& view = v->view();
   if (!(view == View::contiguous(view.sizes))) return nullptr;
-  std::vector<const Node*> donors;
-  walk_within(exprs.front(), kMaxDonorWalk, [&](const Node* n, std::vector<const Node*>& more) {
-    if (n->op == Op::Load) {
+  // Candidates with the loads seen of each: a donor's references all come from this
+  // expression's loads (each distinct load holds it once), so one held elsewhere (a live
+  // tensor's buffer) is dropped before the walks below, which cost more than the search.
+  std::vector<std::pair<const Node*, long>> found;
+  bool whole = walk_within(exprs.front(), kMaxDonorWalk, [&](const Node* n, std::vector<const Node*>& more) {
+    if (n->op == Op::Load || n->op == Op::Gather) {
       const Node* d = n->src[0].get();
-      if (d->realized && d->realized->owned && d->realized.use_count() == 1 &&
-          int64_t(d->realized->nbytes) == v->shape[0] && itemsize(n->dtype) == itemsize(v->dtype) &&
-          n->view() == view && std::find(donors.begin(), donors.end(), d) == donors.end())
-        donors.push_back(d);
+      auto it = std::find_if(found.begin(), found.end(), [&](const auto& f) { return f.first == d; });
+      if (it != found.end()) {
+        it->second++;
+      } else if (n->op == Op::Load && d->realized && d->realized->owned &&
+                 d->realized.use_count() == 1 && int64_t(d->realized->nbytes) == v->shape[0] &&
+                 itemsize(n->dtype) == itemsize(v->dtype) && n->view() == view) {
+        found.push_back({d, 1});
+      }
+      if (n->op == Op::Gather) more.push_back(n->src[1].get());
       return true;
     }
     for (const auto& src : n->src) more.push_back(src.get());
-    return donors.size() < 2;  // each candidate costs a walk of the whole expression below
+    return true;
   });
+  std::vector<const Node*> donors;
+  for (const auto& [d, loads] : found)
+    if (donors.size() < 2 && (!whole || d->weak_from_this().use_count() <= loads))
+      donors.push_back(d);
   if (!donors.empty() && has_strict_ops(exprs)) return nullptr;
   for (const Node* d : donors)
     if (can_reuse_base(v, d, exprs, /*held_by_write=*/false)) return d->realized;
