@@ -2,7 +2,7 @@
 // DistanceOpsKernel.cpp computes them: for each pair of rows a reduction over the columns
 // of |a - b| mapped by the norm (0, 1, 2, inf or a general p), so distances fuse with what
 // reads them. (cdist's matrix-product form for p = 2 is composite and needs nothing here.)
-// pdist (_pdist_forward, _pdist_backward) goes through them.
+// pdist's backward (_pdist_backward) goes through them; its forward gathers pair rows.
 #include <ATen/ExpandUtils.h>
 #include <torch/library.h>
 
@@ -182,8 +182,9 @@ Tensor cdist_backward_fn(const Tensor& grad, const Tensor& x1, const Tensor& x2,
   return out;
 }
 
-// --- pdist: the distances of x's row pairs i < j, row-major: cdist(x, x) read at those
-// pairs; its gradient is cdist's for the symmetric matrix of the pair gradients ---
+// --- pdist: the distances of x's row pairs i < j, row-major, each from its pair's rows
+// (NOTE [Pair rows]); its gradient is cdist's for the symmetric matrix of the pair
+// gradients ---
 
 // The flat positions i * n + j of the pairs i < j, in order, and of their mirrors j * n + i.
 std::pair<Tensor, Tensor> pair_positions(int64_t n) {
@@ -215,7 +216,7 @@ Tensor pdist_forward_fn(const Tensor& self, double p) {
   // pair's number k as the CPU's kernel does (in double: i = n - 1/2 - sqrt((n - 1/2)^2 -
   // 2k - 1), truncated), and reduced over the columns with the row's elements as vector
   // lanes: half the work of cdist(x, x) and no gather of its upper triangle after (512x32:
-  // 0.85-1.9 ms -> see the README).
+  // 0.85-1.9 ms -> 0.61-0.67, eager 0.32; the index math per pair stays scalar).
   const int64_t m = self.size(1), pairs = n * (n - 1) / 2;
   Tensor out = empty_loom({pairs}, self.scalar_type());
   const DType t = to_loom(self.scalar_type());
