@@ -180,3 +180,27 @@ def test_interpolation_gradient_scatters_in_parallel(mode):
         grads.append(torch.autograd.grad(y, t, w)[0].cpu())
     assert loom.metrics()["ordered_scatters"] == 0
     torch.testing.assert_close(grads[1], grads[0], rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("mode,size", [("bilinear", (9, 7)), ("bicubic", (9, 7)), ("trilinear", (5, 4, 6)),
+                                       ("linear", (9,))])
+def test_interpolation_gradient_is_one_tap_scatter(mode, size):
+    """With a gradient that is cheap to read again (here realized), the gradient is one
+    scatter over the output positions and their taps (NOTE [Tap scatters])."""
+    g = torch.Generator().manual_seed(13)
+    x = torch.randn((2, 3) + size, generator=g)
+    kw = dict(scale_factor=1.7, mode=mode, align_corners=False)
+    y = torch.nn.functional.interpolate(x, **kw)
+    w = torch.randn(y.shape, generator=g)
+    xs = x.clone().requires_grad_()
+    want = torch.autograd.grad(torch.nn.functional.interpolate(xs, **kw), xs, w)[0]
+    xl = x.to(loom.device).requires_grad_()
+    yl = torch.nn.functional.interpolate(xl, **kw)
+    wl = w.to(loom.device)
+    loom.sync()
+    loom.reset_metrics()
+    got = torch.autograd.grad(yl, xl, wl)[0].cpu()
+    m = loom.metrics()
+    scatters = m["kernels_run"] - 1  # the zero fill
+    assert (scatters, m["ordered_scatters"]) == (1, 0)
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
