@@ -129,7 +129,7 @@ void Renderer::render_column_tiles(int tile, int depth) {
       const std::string ctype = compute_ctype(n.dtype);
       line(depth, ctype + " " + acc + "[" + T + "];");
       line(depth, "for (int64_t j_ = 0; j_ < " + T + "; ++j_) " + acc + "[j_] = " + init + ";");
-      // NOTE [Blocked sums] (render_c.cpp): each column's sum restarts every kSumBlock
+      // NOTE [Blocked sums] (render_reduce.cpp): each column's sum restarts every kSumBlock
       // steps of the innermost reduced loop, and at its end, into a running sum.
       const int64_t inner = n.vars.empty() ? 1 : k.var_size[n.vars.back()];
       const bool blocked = kind == ReduceKind::Sum && is_floating(n.dtype) && inner >= 16 &&
