@@ -99,7 +99,7 @@ Tensor scatter_windows(const Tensor& per, const Window& g, bool channels_last) {
   EngineLock lock(engine_mutex());
   Shape s6 = shape_of(sizes6);
   NodeRef inside;
-  auto at = [&](int out_dim, int64_t stride, int64_t pad, int k_dim, int64_t dilation, int64_t size) {
+  auto coord = [&](int out_dim, int64_t stride, int64_t pad, int k_dim, int64_t dilation, int64_t size) {
     NodeRef i = binary(Op::Add, binary(Op::Mul, iota(DType::Int64, s6, out_dim), int_const(stride, s6)),
                        binary(Op::Mul, iota(DType::Int64, s6, k_dim), int_const(dilation, s6)));
     i = binary(Op::Sub, i, int_const(pad, s6));
@@ -108,7 +108,7 @@ Tensor scatter_windows(const Tensor& per, const Window& g, bool channels_last) {
     inside = inside ? binary(Op::LogicalAnd, inside, in) : in;
     return binary(Op::Minimum, binary(Op::Maximum, i, int_const(0, s6)), int_const(size - 1, s6));
   };
-  NodeRef h = at(oh, g.sh, g.ph, kh, g.dh, g.h), w = at(oh + 1, g.sw, g.pw, kh + 1, g.dw, g.w);
+  NodeRef h = coord(oh, g.sh, g.ph, kh, g.dh, g.h), w = coord(oh + 1, g.sw, g.pw, kh + 1, g.dw, g.w);
   NodeRef img = iota(DType::Int64, s6, 0), chan = iota(DType::Int64, s6, ch);
   NodeRef v = read_tensor(value.expand(sizes6));
   v = where(inside, v, scalar(0, v->dtype, s6));
