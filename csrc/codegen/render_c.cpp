@@ -1,6 +1,6 @@
 // Pass 3, the C source of a kernel: expressions and the kernel's loops (reductions are in
-// render_reduce.cpp). How the loops walk memory (column tiles, row caches, prefetch,
-// streaming) is decided in render_layout.cpp.
+// render_reduce.cpp). How the loops walk memory is decided in render_tiles.cpp (column,
+// scan and transpose tiles) and render_layout.cpp (row caches, prefetch, streaming).
 #include "codegen/renderer.h"
 
 namespace loom {

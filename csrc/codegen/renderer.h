@@ -1,6 +1,6 @@
-// The C renderer's internals, shared by render_c.cpp (expressions, reductions, the
-// kernel's loops) and render_layout.cpp (how a kernel walks memory: column tiles, row
-// caches, row prefetch, streaming stores).
+// The C renderer's internals, shared by render_c.cpp (expressions, the kernel's loops),
+// render_reduce.cpp (reductions), render_tiles.cpp (column, scan and transpose tiles) and
+// render_layout.cpp (row caches, row prefetch, streaming stores).
 #pragma once
 
 #include <algorithm>
@@ -175,7 +175,7 @@ struct Renderer {
   // Ends the kernel function (and adds the strict rerun, NOTE [Deferred checks]).
   void close_kernel();
 
-  // render_layout.cpp: how the loops walk memory.
+  // render_tiles.cpp and render_layout.cpp: how the loops walk memory.
   int column_tile() const;
   void render_column_tiles(int tile, int depth);
   int scan_tile() const;

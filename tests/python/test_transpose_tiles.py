@@ -1,5 +1,5 @@
 """Transposing copies walk their last two loops in tiles (NOTE [Transpose tiles] in
-csrc/codegen/render_layout.cpp): values, strides and what lies around a written view
+csrc/codegen/render_tiles.cpp): values, strides and what lies around a written view
 match the CPU for sizes that are and are not multiples of the tile, across dtypes, thread
 splits and views with offsets."""
 import pytest
