@@ -183,6 +183,39 @@ NodeRef pooling_argmax(const NodeRef& window, const std::vector<int>& axes) {
   return reduce(ReduceKind::PoolArgMax, window, axes, DType::Int64);
 }
 
+// NOTE [Max-pool indices by score]: the CPU's max pooling takes an element when it is
+// greater than the window's running maximum or NaN: the first maximum, or the last NaN.
+// As an arg reduction that is a compare of order keys and a select of the position per
+// element, which gcc 12 left scalar in a window loop across channels (the padding's
+// constant, hoisted out of the loop by unswitching, defeats its vectorizer), and the
+// position then had to be divided back into coordinates. Instead, once the maximum is
+// known, each element scores its flat input index: a NaN 2P + index, the maximum P - index
+// (the first scores highest), anything else -1 (P the plane's size). Flat indices grow
+// with the window position, so the highest score is the CPU's element, and the reduction
+// is a plain integer max of selects, in 32 bits where 3P fits: channels-last 16x64x32x32,
+// 3x3 stride 2 windows with indices, 0.45 -> 0.1x ms.
+NodeRef pooling_index(const NodeRef& window, const NodeRef& valid, const NodeRef& flat,
+                      const NodeRef& max, const std::vector<int>& axes, int64_t plane,
+                      const std::function<NodeRef(const NodeRef&)>& drop) {
+  const Shape& s = window->shape;
+  const DType st = 3 * plane + 2 < (int64_t(1) << 31) ? DType::Int32 : DType::Int64;
+  auto c = [&](int64_t v) { return constant(Scalar::of_int(v), st, s); };
+  NodeRef f = cast(flat, st);
+  NodeRef score = where(
+      valid,
+      where(binary(Op::Ne, window, window), binary(Op::Add, c(2 * plane), f),
+            where(binary(Op::Eq, window, expand(max, s)), binary(Op::Sub, c(plane), f), c(-1))),
+      c(-1));
+  // Decoded after the window dims are dropped: the index is then a value of its own, not
+  // a reindex of one, and a cohort stores it as the tensor holds it (NOTE [Cohorts]).
+  NodeRef best = drop(reduce(ReduceKind::Max, score, axes, st));
+  const Shape& r = best->shape;
+  auto cr = [&](int64_t v) { return constant(Scalar::of_int(v), st, r); };
+  return cast(where(binary(Op::Ge, best, cr(2 * plane)), binary(Op::Sub, best, cr(2 * plane)),
+                    binary(Op::Sub, cr(plane), best)),
+              DType::Int64);
+}
+
 NodeRef index_value(const at::Tensor& index, const Shape& shape) {
   at::Tensor i = is_loom(index) ? index : index.to(c10::Device(kLoomDeviceType, 0));
   return cast(expand(read_tensor(i), shape), DType::Int64);

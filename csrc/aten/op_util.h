@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstring>
+#include <functional>
 #include <optional>
 #include <type_traits>
 #include <vector>
@@ -73,6 +74,14 @@ NodeRef int_const(int64_t v, const Shape& shape);
 // largest element, or, in a window holding NaNs, the last NaN (each replaces the one
 // before, where argmax keeps the first).
 NodeRef pooling_argmax(const NodeRef& window, const std::vector<int>& axes);
+// The same choice as the flat input index (`flat`, in the window's shape) of that element,
+// Int64, given each element's validity (padding is never chosen) and the window's maximum
+// `max` (reduced over `axes`, dims kept); `plane` bounds the flat indices, and `drop`
+// takes a reduction over the window to the output's shape (NOTE [Max-pool indices by
+// score] in op_util.cpp).
+NodeRef pooling_index(const NodeRef& window, const NodeRef& valid, const NodeRef& flat,
+                      const NodeRef& max, const std::vector<int>& axes, int64_t plane,
+                      const std::function<NodeRef(const NodeRef&)>& drop);
 // An index tensor as Int64 on Loom (a CPU index is uploaded), broadcast to `shape`.
 NodeRef index_value(const at::Tensor& index, const Shape& shape);
 // The storage element index of `self` at per-dim coordinates (Int64 nodes of one shape).

@@ -1,8 +1,9 @@
 // 2-d pooling forward and backward: max (with indices), average, adaptive average.
 // Windows are a strided view of the padded input (as in ops_conv.cpp), reduced by the
-// engine; gradients go back with accumulating scatters (put_ at the max's indices, the average
-// pool's at each window element's coordinates). Adaptive average pooling is two
-// small averaging-matrix products.
+// engine; gradients go back elementwise where max-pool windows do not overlap, else with
+// accumulating scatters split by planes (at the max's indices, or the average pool's at
+// each window element's coordinates). Adaptive average pooling is two small
+// averaging-matrix products.
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
 
@@ -134,14 +135,26 @@ std::tuple<Tensor, Tensor> max_pool(const Tensor& self, IntArrayRef kernel, IntA
   NodeRef v = read_tensor(win);
   Shape s4 = {in4.size(0), in4.size(1), g.oh, g.ow};
   DType t = to_loom(self.scalar_type());
-  NodeRef m = reindex(reduce(ReduceKind::Max, v, {4, 5}, t), s4, drop_window_dims(6));
-  NodeRef lin = reindex(pooling_argmax(v, {4, 5}), s4, drop_window_dims(6));
-  NodeRef kh = binary(Op::FloorDiv, lin, int_const(g.kw, s4)), kw = binary(Op::Remainder, lin, int_const(g.kw, s4));
-  NodeRef h = binary(Op::Add, binary(Op::Mul, iota(DType::Int64, s4, 2), int_const(g.sh, s4)),
-                     binary(Op::Sub, binary(Op::Mul, kh, int_const(g.dh, s4)), int_const(g.ph, s4)));
-  NodeRef w = binary(Op::Add, binary(Op::Mul, iota(DType::Int64, s4, 3), int_const(g.sw, s4)),
-                     binary(Op::Sub, binary(Op::Mul, kw, int_const(g.dw, s4)), int_const(g.pw, s4)));
-  NodeRef flat = binary(Op::Add, binary(Op::Mul, h, int_const(g.w, s4)), w);
+  const Shape s6 = v->shape;
+  NodeRef m6 = reduce(ReduceKind::Max, v, {4, 5}, t);
+  NodeRef m = reindex(m6, s4, drop_window_dims(6));
+  // Each window element's input coordinates, whether it is inside the input, and its flat
+  // index in the plane.
+  auto at = [&](int out_axis, int64_t stride, int k_axis, int64_t dilation, int64_t pad) {
+    return binary(Op::Sub,
+                  binary(Op::Add, binary(Op::Mul, iota(DType::Int64, s6, out_axis), int_const(stride, s6)),
+                         binary(Op::Mul, iota(DType::Int64, s6, k_axis), int_const(dilation, s6))),
+                  int_const(pad, s6));
+  };
+  NodeRef h = at(2, g.sh, 4, g.dh, g.ph), w = at(3, g.sw, 5, g.dw, g.pw);
+  auto within = [&](const NodeRef& c, int64_t size) {
+    return binary(Op::LogicalAnd, binary(Op::Ge, c, int_const(0, s6)), binary(Op::Lt, c, int_const(size, s6)));
+  };
+  NodeRef valid = binary(Op::LogicalAnd, within(h, g.h), within(w, g.w));
+  NodeRef flat6 = binary(Op::Add, binary(Op::Mul, h, int_const(g.w, s6)), w);
+  NodeRef flat = pooling_index(v, valid, flat6, m6, {4, 5}, g.h * g.w, [&](const NodeRef& x) {
+    return reindex(x, s4, drop_window_dims(6));
+  });
   make_cohort({m, flat});  // the backward reads the indices (NOTE [Cohorts])
   assign(as_4d(out), m);
   assign(as_4d(idx), flat);
@@ -198,12 +211,14 @@ Tensor max_pool_backward(const Tensor& grad_out, const Tensor& self, IntArrayRef
     out4.copy_(disjoint_windows_grad(g4, i4, in4, g));
     return out;
   }
-  out4.zero_();
-  if (g4.numel() > 0) {
-    int64_t plane = in4.size(2) * in4.size(3);
-    Tensor base = at::arange(in4.size(0) * in4.size(1), indices.options()).view({in4.size(0), in4.size(1), 1, 1}) * plane;
-    out4.put_((base + i4).reshape({-1}), g4.reshape({-1}), true);
-  }
+  // Overlapping windows: each window's gradient added at its argmax, split across threads
+  // by images and channels (the indices stay within their plane).
+  const bool channels_last = self.dim() == 4 && meta.is_contiguous(at::MemoryFormat::ChannelsLast) &&
+                             !meta.is_contiguous();
+  Tensor grad = max_pool_backward_at("max_pool2d_with_indices_backward", grad_out, self, indices, 2,
+                                     channels_last);
+  if (grad.strides() == meta.strides()) return grad;
+  out.copy_(grad);
   return out;
 }
 

@@ -60,26 +60,47 @@ NodeRef drop_windows(const NodeRef& reduced, int k) {
 }
 
 at::Tensor max_pool_backward_at(const char* op, const at::Tensor& grad_out, const at::Tensor& self,
-                                const at::Tensor& indices, int k) {
+                                const at::Tensor& indices, int k, bool channels_last) {
   auto batched = [k](const at::Tensor& t) { return t.dim() == k + 1 ? t.unsqueeze(0) : t; };
   at::Tensor x = batched(self), g = batched(grad_out), ix = batched(indices);
+  // Channels-last: the scatter runs over (N, O..., C) with the channels innermost, reading
+  // the gradient and indices in their memory order and adding at distinct, adjacent
+  // elements of an (N, I..., C) result.
+  std::vector<int64_t> order = {0};
+  for (int i = 0; i < k; ++i) order.push_back(2 + i);
+  order.push_back(1);
+  std::vector<int64_t> sizes = x.sizes().vec();
+  const int chan = channels_last ? k + 1 : 1, first = channels_last ? 1 : 2;
+  if (channels_last) {
+    g = g.permute(order);
+    ix = ix.permute(order);
+    for (size_t i = 0; i < order.size(); ++i) sizes[i] = x.size(order[i]);
+  }
   EngineLock lock(engine_mutex());
   Shape gs = shape_of(g.sizes());
   int64_t plane = 1;
-  for (int i = 0; i < k; ++i) plane *= x.size(2 + i);
-  std::vector<NodeRef> coord = {iota(DType::Int64, gs, 0), iota(DType::Int64, gs, 1)};
+  for (int i = 0; i < k; ++i) plane *= sizes[size_t(first + i)];
+  std::vector<NodeRef> coord(size_t(k + 2));
+  coord[0] = iota(DType::Int64, gs, 0);
+  coord[size_t(chan)] = iota(DType::Int64, gs, chan);
   if (g.numel() > 0) {
     NodeRef flat = checked(
         read_tensor(ix), plane, false, false,
         std::string(op) + ": index {} is out of bounds for a plane of " + std::to_string(plane));
     int64_t inner = plane;
     for (int i = 0; i < k; ++i) {
-      inner /= x.size(2 + i);
-      coord.push_back(binary(Op::Remainder, binary(Op::FloorDiv, flat, int_const(inner, gs)),
-                             int_const(x.size(2 + i), gs)));
+      const int64_t size = sizes[size_t(first + i)];
+      inner /= size;
+      coord[size_t(first + i)] = binary(
+          Op::Remainder, binary(Op::FloorDiv, flat, int_const(inner, gs)), int_const(size, gs));
     }
   }
-  at::Tensor grad = scatter_add_into(x.sizes(), grad_out.scalar_type(), g, coord);
+  at::Tensor grad = scatter_add_into(sizes, grad_out.scalar_type(), g, coord);
+  if (channels_last) {
+    std::vector<int64_t> back(order.size());
+    for (size_t i = 0; i < order.size(); ++i) back[size_t(order[i])] = int64_t(i);
+    grad = grad.permute(back);
+  }
   return self.dim() == k + 1 ? grad.squeeze(0) : grad;
 }
 

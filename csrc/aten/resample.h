@@ -38,8 +38,9 @@ NodeRef drop_windows(const NodeRef& reduced, int k);
 
 // The gradient of a max pooling over the last k dims of `self` ((N,) C, I...): each element of
 // grad_out added at the flat position within its plane that `indices` holds. An index outside
-// the plane faults at realization, naming `op`. A new contiguous tensor shaped as self.
+// the plane faults at realization, naming `op`. A new tensor shaped as self: contiguous, or
+// channels-last (of its batched form) when `channels_last`.
 at::Tensor max_pool_backward_at(const char* op, const at::Tensor& grad_out, const at::Tensor& self,
-                                const at::Tensor& indices, int k);
+                                const at::Tensor& indices, int k, bool channels_last = false);
 
 }  // namespace loom::aten

@@ -76,6 +76,61 @@ void Renderer::hoist_invariant_terms(const std::vector<int>& group, int depth) {
   }
 }
 
+// NOTE [Float arg reductions]: a float argmax/argmin compares integer keys that order as
+// the values do (-0.0 as 0.0), NaN above (argmax) or below (argmin) every number, so that
+// the first NaN, else the first extreme, wins with one strict comparison. Written on the
+// floats (`v > acc || v != v && acc == acc`), gcc kept a branch, which a pooling window
+// mispredicts about half the time (20x slower). A float32 one keeps its index in 32 bits
+// beside its 32-bit key where the reduced count allows, so that a loop of them vectorizes
+// in lanes of one width.
+Renderer::ArgAcc Renderer::arg_acc(const LNode& n) const {
+  ArgAcc a;
+  a.kind = std::get<ReduceArg>(n.arg).kind;
+  a.mx = a.kind != ReduceKind::ArgMin;
+  const DType vt = k.nodes[n.src[0]].dtype, acc_t = reduce_acc_type(n);
+  a.keyed = is_floating(vt);
+  a.wide = a.keyed && vt == DType::Float64;
+  a.T = compute_ctype(acc_t);
+  a.init = c_reduce_init(a.kind, acc_t);
+  if (a.keyed) {
+    a.T = a.wide ? "int64_t" : "int32_t";
+    a.init = std::string(a.wide ? "INT64" : "INT32") + (a.mx ? "_MIN" : "_MAX");
+  }
+  int64_t count = 1;
+  for (int v : n.vars) count *= k.var_size[v];
+  a.narrow = a.keyed && !a.wide && count < (int64_t(1) << 31);
+  a.index_t = a.narrow ? "int32_t" : "int64_t";
+  return a;
+}
+
+std::string Renderer::arg_position(const LNode& n, const ArgAcc& a) const {
+  std::string lin = "0";
+  for (int v : n.vars)
+    lin = "(" + lin + ") * " + std::to_string(k.var_size[v]) +
+          (a.narrow ? " + (int32_t)" : "LL + ") + var_name(k, v);
+  return lin;
+}
+
+std::string Renderer::arg_step(const ArgAcc& a, const std::string& acc, const std::string& best,
+                               const std::string& lin, const std::string& v) {
+  if (a.keyed) {
+    const std::string nan_key = std::string(a.wide ? "INT64" : "INT32") + (a.mx ? "_MAX" : "_MIN");
+    // PoolArgMax takes every NaN (the only key equal to nan_key), so the last one wins; an
+    // integer test, which gcc keeps branch-free where `v != v` became a branch.
+    const std::string also = a.kind == ReduceKind::PoolArgMax ? " | (k_ == " + nan_key + ")" : "";
+    return "{ const " + a.T + " k_ = " + v + " != " + v + " ? " + nan_key + " : " +
+           (a.wide ? "loom_dkey(" : "loom_fkey(") + v + "); const int t_ = (k_" +
+           (a.mx ? " > " : " < ") + acc + ")" + also + "; " + acc + " = t_ ? k_ : " + acc + "; " +
+           best + " = t_ ? " + lin + " : " + best + "; }";
+  }
+  // The first NaN, else the first extreme. Computed without a branch (NOTE [NaN-sticky
+  // max]): a branch on data is mispredicted about half the time in a pooling window.
+  const char* cmp = a.mx ? " > " : " < ";
+  return "{ const int t_ = (" + v + cmp + acc + ") | ((" + v + " != " + v + ") & (" + acc +
+         " == " + acc + ")); " + acc + " = t_ ? " + v + " : " + acc + "; " + best + " = t_ ? " +
+         lin + " : " + best + "; }";
+}
+
 std::string Renderer::emit_reduce(int id, int depth) {
   const LNode& first = k.nodes[id];
   std::vector<int> group{id};
@@ -87,7 +142,8 @@ std::string Renderer::emit_reduce(int id, int depth) {
   struct Acc {
     int id;
     ReduceKind kind;
-    bool arg, mx, keyed, wide;
+    bool arg;
+    ArgAcc g;  // an arg reduction's
     DType vt, acc_t;
     std::string T, init, acc, best, lacc, lin;
     std::string block;  // the running sum of a blocked sum (NOTE [Blocked sums]), or ""
@@ -117,30 +173,21 @@ std::string Renderer::emit_reduce(int id, int depth) {
     a.kind = std::get<ReduceArg>(n.arg).kind;
     a.arg = a.kind == ReduceKind::ArgMax || a.kind == ReduceKind::ArgMin ||
             a.kind == ReduceKind::PoolArgMax;
-    a.mx = a.kind != ReduceKind::ArgMin;
     a.vt = k.nodes[n.src[0]].dtype;
     a.acc_t = reduce_acc_type(n);
     a.T = compute_ctype(a.acc_t);
     a.init = c_reduce_init(a.kind, a.acc_t);
-    // NOTE [Float arg reductions]: a float argmax/argmin compares integer keys that order
-    // as the values do (-0.0 as 0.0), NaN above (argmax) or below (argmin) every number,
-    // so that the first NaN, else the first extreme, wins with one strict comparison.
-    // Written on the floats (`v > acc || v != v && acc == acc`), gcc kept a branch, which
-    // a pooling window mispredicts about half the time (20x slower).
-    a.keyed = a.arg && is_floating(a.vt);
-    a.wide = a.keyed && a.vt == DType::Float64;
-    if (a.keyed) {
-      a.T = a.wide ? "int64_t" : "int32_t";
-      a.init = std::string(a.wide ? "INT64" : "INT32") + (a.mx ? "_MIN" : "_MAX");
-    }
     a.acc = "acc" + std::to_string(m);
     a.best = "idx" + std::to_string(m);
     a.lacc = "lacc" + std::to_string(m);
-    a.lin = "0";
-    for (int v : n.vars)
-      a.lin = "(" + a.lin + ") * " + std::to_string(k.var_size[v]) + "LL + " + var_name(k, v);
+    if (a.arg) {
+      a.g = arg_acc(n);
+      a.T = a.g.T;
+      a.init = a.g.init;
+      a.lin = arg_position(n, a.g);
+    }
     line(depth, a.T + " " + a.acc + " = " + a.init + ";");
-    if (a.arg) line(depth, "int64_t " + a.best + " = 0;");
+    if (a.arg) line(depth, a.g.index_t + " " + a.best + " = 0;");
     if (lanes) {
       line(depth, a.T + " " + a.lacc + "[" + L + "];");
       line(depth, "for (int64_t " + l + " = 0; " + l + " < " + L + "; ++" + l + ") " + a.lacc +
@@ -216,25 +263,8 @@ std::string Renderer::emit_reduce(int id, int depth) {
       }
       std::string v = emit(summand, at);
       if (row_cached) line(at, row + "[" + var_name(k, first.vars[0]) + "] = " + v + ";");
-      if (a.keyed) {
-        const std::string nan_key =
-            std::string(a.wide ? "INT64" : "INT32") + (a.mx ? "_MAX" : "_MIN");
-        // PoolArgMax takes every NaN (the only key equal to nan_key), so the last one
-        // wins; an integer test, which gcc keeps branch-free where `v != v` became a branch.
-        const std::string also =
-            a.kind == ReduceKind::PoolArgMax ? " | (k_ == " + nan_key + ")" : "";
-        line(at, "{ const " + a.T + " k_ = " + v + " != " + v + " ? " + nan_key + " : " +
-                     (a.wide ? "loom_dkey(" : "loom_fkey(") + v + "); const int t_ = (k_" +
-                     (a.mx ? " > " : " < ") + a.acc + ")" + also + "; " + a.acc + " = t_ ? k_ : " +
-                     a.acc + "; " + a.best + " = t_ ? " + a.lin + " : " + a.best + "; }");
-      } else if (a.arg) {
-        const char* cmp = a.mx ? " > " : " < ";
-        // The first NaN, else the first extreme. Computed without a branch (NOTE
-        // [NaN-sticky max]): a branch on data is mispredicted about half the time in a
-        // pooling window.
-        line(at, "{ const int t_ = (" + v + cmp + a.acc + ") | ((" + v + " != " + v + ") & (" +
-                     a.acc + " == " + a.acc + ")); " + a.acc + " = t_ ? " + v + " : " + a.acc +
-                     "; " + a.best + " = t_ ? " + a.lin + " : " + a.best + "; }");
+      if (a.arg) {
+        line(at, arg_step(a.g, a.acc, a.best, a.lin, v));
       } else if (lanes) {
         std::string s = a.lacc + "[" + l + "]";
         line(at, s + " = " + c_reduce_combine(a.kind, a.acc_t, s, v) + ";");
@@ -315,7 +345,7 @@ std::string Renderer::emit_reduce(int id, int depth) {
       }
       line(depth, a.acc + " = " + a.lacc + "[0];");
     }
-    scopes.back()[a.id] = a.arg ? a.best : a.acc;
+    scopes.back()[a.id] = !a.arg ? a.acc : a.g.narrow ? "((int64_t)" + a.best + ")" : a.best;
   }
   return scopes.back()[id];
 }

@@ -9,11 +9,49 @@
 
 namespace loom::c_render {
 
-// True when some load below node `id` walks var `v` contiguously.
+// The coefficient of var `v` in the integer expression `id` where it is linear in `v` (sums,
+// differences and constant multiples of coordinates, with any terms that `v` does not
+// move), else kNotLinear.
+int64_t Renderer::linear_coef(int id, int v) const {
+  const LNode& n = k.nodes[id];
+  if (!uses_var(id, v)) return 0;
+  if (!is_integral(n.dtype) || n.dtype == DType::Bool) return kNotLinear;
+  auto side = [&](int i) { return linear_coef(n.src[size_t(i)], v); };
+  switch (n.op) {
+    case Op::Iota: return coef(n.index, v);
+    case Op::Cast: return is_integral(k.nodes[n.src[0]].dtype) ? side(0) : kNotLinear;
+    case Op::Add: case Op::Sub: {
+      const int64_t a = side(0), b = side(1);
+      if (a == kNotLinear || b == kNotLinear) return kNotLinear;
+      return n.op == Op::Add ? a + b : a - b;
+    }
+    case Op::Mul:
+      for (int i = 0; i < 2; ++i) {
+        const LNode& c = k.nodes[n.src[size_t(1 - i)]];
+        if (c.op == Op::Const && c.slot < 0) {
+          const int64_t a = side(i);
+          return a == kNotLinear ? a : a * std::get<Scalar>(c.arg).i;
+        }
+      }
+      return kNotLinear;
+    default: return kNotLinear;
+  }
+}
+
+// The step in elements of load or gather `id` along var `v` (kNotLinear where it has none).
+int64_t Renderer::load_step(int id, int v) const {
+  const LNode& n = k.nodes[id];
+  return n.op == Op::Load ? coef(n.index, v) : linear_coef(n.src[0], v);
+}
+
+bool Renderer::is_read(int id) const {
+  return k.nodes[id].op == Op::Load || k.nodes[id].op == Op::Gather;
+}
+
+// True when some load below node `id` walks var `v` contiguously (a gather at coordinates
+// that move with `v` one element per step counts: a padded window's clamped read).
 bool Renderer::loads_contiguous(int id, int v) const {
-  return any_below(id, [&](int i) {
-    return k.nodes[i].op == Op::Load && coef(k.nodes[i].index, v) == 1;
-  });
+  return any_below(id, [&](int i) { return is_read(i) && load_step(i, v) == 1; });
 }
 
 // NOTE: a reduction over a non-innermost axis (x.sum(0)) would walk memory with a
@@ -33,9 +71,9 @@ int Renderer::column_tile() const {
     const LNode& n = k.nodes[i];
     if (n.op != Op::Reduce) continue;
     const ReduceKind kind = std::get<ReduceArg>(n.arg).kind;
-    if (kind == ReduceKind::ArgMax || kind == ReduceKind::ArgMin ||
-        kind == ReduceKind::PoolArgMax || n.vars.empty())
-      return 0;
+    if (n.vars.empty()) return 0;
+    const bool arg = kind == ReduceKind::ArgMax || kind == ReduceKind::ArgMin ||
+                     kind == ReduceKind::PoolArgMax;
     // A reduction below this one (a variance's mean) is computed first for the block, so
     // it must not vary along this one's loops.
     for (size_t j = 0; j < i; ++j)
@@ -49,22 +87,22 @@ int Renderer::column_tile() const {
     // under its weight's gradient) are the same for a whole block.
     const int r = n.vars.back();
     const bool strided = any_below(n.src[0], [&](int j) {
-      const LNode& l = k.nodes[j];
-      return l.op == Op::Load && coef(l.index, xi) == 1 && coef(l.index, r) != 1;
+      return is_read(j) && load_step(j, xi) == 1 && load_step(j, r) != 1;
     });
     const bool rowwise = any_below(n.src[0], [&](int j) {
-      const LNode& l = k.nodes[j];
-      return l.op == Op::Load && coef(l.index, r) == 1 && coef(l.index, xi) != 0;
+      return is_read(j) && load_step(j, r) == 1 && load_step(j, xi) != 0;
     });
     column |= strided && !rowwise;
     tile = std::max(tile, 4 * kLaneBytes / std::max(4, itemsize(n.dtype)));
-    acc_bytes += std::max(4, itemsize(n.dtype));
+    acc_bytes += arg ? 16 : std::max(4, itemsize(n.dtype));  // an arg's extreme and index
   }
   if (!column || k.var_size[xi] < 8) return 0;
   // The accumulators of a block fill kColumnBytes of L1: each step then reads a long
   // contiguous piece of its row. Blocks of 128 floats read 512 bytes per row, a new
   // page each time for rows of 16 KB (x.sum(0) over 4096x4096: 9 -> 4 ms).
-  return std::max(tile, int(kColumnBytes / acc_bytes) / tile * tile);
+  // No larger than the output row (rounded up to whole lanes): a pooling window's channels.
+  const int64_t row = (k.var_size[xi] + tile - 1) / tile * tile;
+  return int(std::min<int64_t>(row, std::max(tile, int(kColumnBytes / acc_bytes) / tile * tile)));
 }
 
 bool Renderer::loads_below(int id, int target) const {
@@ -87,10 +125,18 @@ void Renderer::render_column_tiles(int tile, int depth) {
       const LNode& n = k.nodes[i];
       if (n.op != Op::Reduce) continue;
       const ReduceKind kind = std::get<ReduceArg>(n.arg).kind;
-      const std::string acc = "acc" + std::to_string(i), init = c_reduce_init(kind, n.dtype);
-      const std::string ctype = compute_ctype(n.dtype);
+      const bool arg = kind == ReduceKind::ArgMax || kind == ReduceKind::ArgMin ||
+                       kind == ReduceKind::PoolArgMax;
+      const ArgAcc g = arg ? arg_acc(n) : ArgAcc{};
+      const std::string acc = "acc" + std::to_string(i), best = "idx" + std::to_string(i);
+      const std::string init = arg ? g.init : c_reduce_init(kind, n.dtype);
+      const std::string ctype = arg ? g.T : compute_ctype(n.dtype);
       line(depth, ctype + " " + acc + "[" + T + "];");
       line(depth, "for (int64_t j_ = 0; j_ < " + T + "; ++j_) " + acc + "[j_] = " + init + ";");
+      if (arg) {  // each column's running extreme and its position (NOTE [Float arg reductions])
+        line(depth, g.index_t + " " + best + "[" + T + "];");
+        line(depth, "for (int64_t j_ = 0; j_ < " + T + "; ++j_) " + best + "[j_] = 0;");
+      }
       // NOTE [Blocked sums] (render_reduce.cpp): each column's sum restarts every kSumBlock
       // steps of the innermost reduced loop, and at its end, into a running sum.
       const int64_t inner = n.vars.empty() ? 1 : k.var_size[n.vars.back()];
@@ -124,7 +170,10 @@ void Renderer::render_column_tiles(int tile, int depth) {
       std::string v = emit(n.src[0], d);
       --in_lanes;
       scopes.pop_back();
-      line(d, acc + "[j_] = " + c_reduce_combine(kind, n.dtype, acc + "[j_]", v) + ";");
+      if (arg)
+        line(d, arg_step(g, acc + "[j_]", best + "[j_]", arg_position(n, g), v));
+      else
+        line(d, acc + "[j_] = " + c_reduce_combine(kind, n.dtype, acc + "[j_]", v) + ";");
       if (blocked) {
         while (d > fold_depth) line(--d, "}");
         line(d, "for (int64_t j_ = 0; j_ < " + nb + "; ++j_) { " + bacc + "[j_] = " +
@@ -134,7 +183,8 @@ void Renderer::render_column_tiles(int tile, int depth) {
       while (d > depth) line(--d, "}");
       if (blocked)
         line(depth, "for (int64_t j_ = 0; j_ < " + nb + "; ++j_) " + acc + "[j_] = " + bacc + "[j_];");
-      accs.emplace_back(int(i), acc + "[j_]");
+      accs.emplace_back(int(i), !arg ? acc + "[j_]"
+                                : g.narrow ? "((int64_t)" + best + "[j_])" : best + "[j_]");
     }
     line(depth, k.checks.empty() ? "#pragma omp simd" : "LOOM_IVDEP");
     line(depth++, "for (int64_t j_ = 0; j_ < " + nb + "; ++j_) {");

@@ -158,6 +158,20 @@ struct Renderer {
   void hoist_invariant_terms(const std::vector<int>& group, int depth);
   int reduce_lanes(const LNode& n, ReduceKind kind, DType acc_t) const;
   DType reduce_acc_type(const LNode& n) const;
+  // The accumulator of an argmax/argmin/pooling argmax (NOTE [Float arg reductions]): the
+  // C types and initial values of its running extreme and of its index.
+  struct ArgAcc {
+    ReduceKind kind;
+    bool keyed, wide, mx, narrow;
+    std::string T, init, index_t;
+  };
+  ArgAcc arg_acc(const LNode& n) const;
+  // One step of an arg reduction: element `v` at linear position `lin` (its index type's
+  // expression) against the running extreme `acc` and its index `best`.
+  static std::string arg_step(const ArgAcc& a, const std::string& acc, const std::string& best,
+                              const std::string& lin, const std::string& v);
+  // The linear position within the reduction's loops, in the index's type.
+  std::string arg_position(const LNode& n, const ArgAcc& a) const;
   std::vector<int> partners(int id);
   bool reaches(int from, int to) const;
   bool nested_reduce(int id) const;
@@ -184,6 +198,10 @@ struct Renderer {
   int transpose_tile() const;
   int open_transpose_tiles(int tile, int depth);
   bool loads_contiguous(int id, int v) const;
+  static constexpr int64_t kNotLinear = INT64_MIN;
+  int64_t linear_coef(int id, int v) const;
+  int64_t load_step(int id, int v) const;
+  bool is_read(int id) const;
   void plan_stream_prefetch(int v);
   bool loads_below(int id, int target) const;
   void plan_row_caches(const ReducePlacement& hoist);

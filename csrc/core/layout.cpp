@@ -26,6 +26,20 @@ View View::contiguous(const Shape& sizes, int64_t offset) {
   return View{sizes, contiguous_strides(sizes), offset};
 }
 
+View dense_in_order_of(const View& like) {
+  std::vector<size_t> order(like.sizes.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return like.strides[a] > like.strides[b]; });
+  View v{like.sizes, Shape(like.sizes.size()), 0};
+  int64_t step = 1;
+  for (size_t i = order.size(); i-- > 0;) {
+    v.strides[order[i]] = step;
+    step *= std::max<int64_t>(like.sizes[order[i]], 1);
+  }
+  return v;
+}
+
 int64_t View::numel() const { return loom::numel(sizes); }
 
 std::string View::str() const {

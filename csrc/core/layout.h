@@ -29,6 +29,10 @@ struct View {
 
 int64_t numel(const Shape& sizes);
 Shape contiguous_strides(const Shape& sizes);
+// A dense view of `like`'s sizes at offset 0 whose dims are laid out in the order of
+// `like`'s strides (largest outermost; ties keep the dims' order): a channels-last view
+// gives a channels-last layout.
+View dense_in_order_of(const View& like);
 bool is_contiguous(const View& v);
 // Highest element index the view touches plus one (0 for an empty view).
 int64_t extent(const View& v);

@@ -174,9 +174,16 @@ struct Fuser {
     return r;
   }
 
-  void count_refs(const NodeRef& root, long holders) {
-    refs_of(root.get()).refs += holders;
-    std::vector<const Node*> stack{root.get()}, walked;
+  void count_refs(const NodeRef& root, long holders) { count_refs({root.get()}, holders); }
+
+  // The same over several roots at once (held by the caller): a node they share is read
+  // outside only if its holders outnumber the references from all of them.
+  void count_refs(const std::vector<const Node*>& roots, long holders) {
+    std::vector<const Node*> stack, walked;
+    for (const Node* root : roots) {
+      refs_of(root).refs += holders;
+      stack.push_back(root);
+    }
     while (!stack.empty()) {
       const Node* n = stack.back();
       stack.pop_back();
@@ -437,13 +444,13 @@ struct Fuser {
   // value, into scratch storage of their own (Node::stored), and the renderer runs their
   // reductions in one loop (NOTE [Joint reductions]). A member that died with its last
   // reader is not computed.
-  void cohort_of(const NodeRef& r, std::vector<CohortValue>& out) {
-    // Nodes computed once per element of the value: it, the elementwise ops below it, and
-    // below a reindex of dims of size 1 (then their members are reindexed the same way).
-    struct Found {
-      const Node* node;
-      const IndexMap* map;
-    };
+  struct Found {
+    const Node* node;
+    const IndexMap* map;
+  };
+  // Nodes computed once per element of the value: it, the elementwise ops below it, and
+  // below a reindex of dims of size 1 (then their members are reindexed the same way).
+  static std::vector<Found> per_element_nodes(const NodeRef& r) {
     std::vector<Found> found, stack{{r.get(), nullptr}};
     NodeSet seen;
     while (!stack.empty()) {
@@ -459,8 +466,28 @@ struct Fuser {
         stack.push_back({n->src[0].get(), &std::get<IndexMap>(n->arg)});
       }
     }
+    return found;
+  }
+
+  // The pending members of the cohorts of nodes computed once per element of `r`.
+  static std::vector<NodeRef> pending_members(const NodeRef& r) {
     std::vector<NodeRef> members;
-    for (const Found& f : found)
+    for (const Found& f : per_element_nodes(r))
+      for (const auto& w : f.node->cohort) {
+        NodeRef member = std::const_pointer_cast<Node>(w.lock());
+        if (member && !member->stored && member->shape == f.node->shape &&
+            std::find(members.begin(), members.end(), member) == members.end())
+          members.push_back(member);
+      }
+    return members;
+  }
+
+  // Members whose references fuse() counted with the value's.
+  NodeSet counted_members;
+
+  void cohort_of(const NodeRef& r, std::vector<CohortValue>& out) {
+    std::vector<NodeRef> members;
+    for (const Found& f : per_element_nodes(r))
       for (const auto& w : f.node->cohort) {
         NodeRef member = std::const_pointer_cast<Node>(w.lock());
         if (!member || member->stored || member->shape != f.node->shape ||
@@ -471,7 +498,7 @@ struct Fuser {
         // to inline into the member: it counted the member's readers in its expression,
         // and will meet the member there again.
         NodeRef start = outer ? outer->visit(member) : member;
-        count_refs(start, 1);
+        if (start != member || !counted_members.count(member.get())) count_refs(start, 1);
         NodeRef fused = visit(start);  // the caller checks inlined broadcasts of each value
         if (fused->op == Op::Load || !reads_realized(fused)) continue;
         NodeRef value = f.map ? reindex(fused, r->shape, *f.map) : fused;
@@ -537,14 +564,15 @@ bool computes_reduction(const NodeRef& value) {
   return has_reduction(value.get(), memo);
 }
 
-void set_cohort_stored(const CohortValue& c, std::shared_ptr<Memory> mem) {
+void set_cohort_stored(const CohortValue& c, const View& view, std::shared_ptr<Memory> mem) {
   const NodeRef& v = c.value;
   int64_t nbytes = numel(v->shape) * itemsize(v->dtype);
   NodeRef empty = make_node(Op::Empty, DType::UInt8, {nbytes}, {}, scratch_id());
-  NodeRef flat = make_node(Op::Store, v->dtype, {nbytes}, {empty, v}, View::contiguous(v->shape));
+  NodeRef flat = make_node(Op::Store, v->dtype, {nbytes}, {empty, v}, view);
   set_realized(flat, std::move(mem));
   const Shape& shape = c.member->shape;
-  c.member->stored = make_node(Op::Load, v->dtype, shape, {flat}, View::contiguous(shape));
+  c.member->stored = make_node(Op::Load, v->dtype, shape, {flat},
+                               shape == view.sizes ? view : View::contiguous(shape));
   c.fused->stored = c.member->stored;
 }
 
@@ -563,7 +591,17 @@ NodeRef fuse(const NodeRef& value, const Node* keep, bool inline_broadcasts, boo
   f.inline_broadcasts = inline_broadcasts;
   if (siblings)
     for (const SiblingStore& s : *siblings) f.siblings.insert(s.flat.get());
-  f.count_refs(value, 1);  // the node being realized holds the value
+  // The node being realized holds the value. The cohort members stored beside it are
+  // computed by its kernel: what they read there is not read elsewhere (max pooling's
+  // indices read the window maximum that its values are).
+  const std::vector<NodeRef> members =
+      cohort ? Fuser::pending_members(value) : std::vector<NodeRef>{};
+  std::vector<const Node*> roots{value.get()};
+  for (const NodeRef& m : members) {
+    f.counted_members.insert(m.get());
+    roots.push_back(m.get());
+  }
+  f.count_refs(roots, 1);
   NodeRef r = f.visit(value);
   if (siblings)  // the memo gives each the node inlined into the value
     for (SiblingStore& s : *siblings)

@@ -39,7 +39,7 @@ NodeRef fuse(const NodeRef& value, const Node* keep = nullptr, bool inline_broad
              std::vector<SiblingStore>* siblings = nullptr);
 
 // After a kernel stored `c.value` contiguously into `mem`: the member's storage.
-void set_cohort_stored(const CohortValue& c, std::shared_ptr<Memory> mem);
+void set_cohort_stored(const CohortValue& c, const View& view, std::shared_ptr<Memory> mem);
 
 // Whether `flat` stores into scratch storage that fusion made for a broadcast reduction.
 bool is_scratch(const Node* flat);

@@ -126,10 +126,18 @@ void realize_store(const NodeRef& v) {
   if (covers || v->src[0]->realized || v->src[0]->op == Op::Empty)
     siblings = sibling_stores(v.get());
   NodeRef expr = fuse(v->src[1], nullptr, true, &inlined, shared, &cohort, &siblings);
+  // A member shaped as this store is laid out as it is (max pooling's indices beside its
+  // channels-last values), so that the kernel writes both in one order and their readers
+  // read both so; any other is contiguous.
+  auto cohort_view = [&](const CohortValue& c) {
+    const Shape& s = c.value->shape;
+    return s == v->view().sizes && c.member->shape == s ? dense_in_order_of(v->view())
+                                                        : View::contiguous(s);
+  };
   auto placed = [&] {
     if (!reductions_placed(v->view(), v->dtype, expr)) return false;
     for (const CohortValue& c : cohort)
-      if (!reductions_placed(View::contiguous(c.value->shape), c.value->dtype, c.value))
+      if (!reductions_placed(cohort_view(c), c.value->dtype, c.value))
         return false;
     return true;
   };
@@ -149,7 +157,7 @@ void realize_store(const NodeRef& v) {
   std::vector<ExtraStore> extra;
   for (const CohortValue& c : cohort) {
     const NodeRef& x = c.value;
-    extra.push_back({View::contiguous(x->shape), x->dtype, x,
+    extra.push_back({cohort_view(c), x->dtype, x,
                      allocate_memory(size_t(numel(x->shape) * itemsize(x->dtype)))});
   }
   v->src[1] = expr;
@@ -197,7 +205,7 @@ void realize_store(const NodeRef& v) {
     throw;
   }
   set_realized(v, std::move(mem));
-  for (size_t i = 0; i < cohort.size(); ++i) set_cohort_stored(cohort[i], extra[i].mem);
+  for (size_t i = 0; i < cohort.size(); ++i) set_cohort_stored(cohort[i], extra[i].view, extra[i].mem);
   extra.clear();
   for (SiblingStore& sib : siblings) set_realized(sib.flat, std::move(sib.mem));
   metrics().cohort_stores += int64_t(cohort.size());

@@ -87,11 +87,17 @@ def test_max_pool_indices_with_nan_zeros_and_ties(dtype):
     # one (unlike argmax).
     pool = torch.tensor([float("nan"), float("inf"), -float("inf"), 0.0, -0.0, 1.0, 1.0, -2.0])
     x = pool[torch.randint(0, len(pool), (2, 3, 12, 10), generator=g)].to(dtype)
-    for args in [(2,), (3, 2), (3, 1, 1)]:
-        v, i = F.max_pool2d(x, *args, return_indices=True)
-        vl, il = F.max_pool2d(x.to(loom.device), *args, return_indices=True)
-        torch.testing.assert_close(vl.cpu(), v, equal_nan=True)
-        assert torch.equal(il.cpu(), i)
+    # Windows whose elements inside the input are all -inf next to the padding pick their
+    # first element inside, never a padded one.
+    x[0, 0] = -float("inf")
+    for layout in (torch.contiguous_format, torch.channels_last):
+        xs = x.contiguous(memory_format=layout)
+        for args in [(2,), (3, 2), (3, 1, 1), (3, 2, 1), (2, 1, 1, 2), ((3, 2), (2, 1), (1, 0))]:
+            v, i = F.max_pool2d(xs, *args, return_indices=True)
+            vl, il = F.max_pool2d(xs.to(loom.device), *args, return_indices=True)
+            torch.testing.assert_close(vl.cpu(), v, equal_nan=True)
+            assert torch.equal(il.cpu(), i), args
+            assert vl.stride() == v.stride() and il.stride() == i.stride()
 
 
 def test_max_pool_gradient_keeps_the_input_memory_format():
@@ -104,6 +110,50 @@ def test_max_pool_gradient_keeps_the_input_memory_format():
             grads.append(t.grad)
         assert grads[1].stride() == grads[0].stride()
         torch.testing.assert_close(grads[1].cpu(), grads[0])
+
+
+def test_max_pool_values_and_indices_are_one_kernel(fresh_metrics):
+    """Values and indices come from one kernel (NOTE [Cohorts]), the indices stored in the
+    values' layout, and with them the gradient of overlapping windows is one scatter split
+    across threads."""
+    for layout in (torch.contiguous_format, torch.channels_last):
+        x = sample((4, 8, 11, 12), 5).contiguous(memory_format=layout)
+        xl = x.to(D)
+        loom.sync()
+        loom.reset_metrics()
+        v, i = F.max_pool2d(xl, 3, 2, 1, return_indices=True)
+        want_v, want_i = F.max_pool2d(x, 3, 2, 1, return_indices=True)
+        assert torch.equal(v.cpu(), want_v)
+        assert loom.metrics()["kernels_run"] == 1
+        assert loom.metrics()["cohort_stores"] == 1
+        assert torch.equal(i.cpu(), want_i)
+
+
+@pytest.mark.parametrize("kw", [dict(kernel_size=3, stride=2, padding=1),
+                                dict(kernel_size=3, stride=1, padding=1),
+                                dict(kernel_size=3, stride=2, ceil_mode=True),
+                                dict(kernel_size=(3, 2), stride=1, padding=(1, 0), dilation=(1, 2))])
+@pytest.mark.parametrize("layout", ["contiguous", "channels_last", "unbatched"])
+def test_max_pool_gradient_over_overlapping_windows_scatters_in_parallel(kw, layout):
+    """Where windows overlap, each window's gradient is added at its maximum's index by a
+    scatter whose images write disjoint planes (none in order), channels innermost for a
+    channels-last input, in the input's memory format."""
+    x = sample((4, 5, 9, 10), 9)
+    if layout == "channels_last":
+        x = x.to(memory_format=torch.channels_last)
+    if layout == "unbatched":
+        x = x[0]
+    grads = []
+    for dev in ("cpu", D):
+        t = x.detach().to(dev).requires_grad_()
+        y = F.max_pool2d(t, **kw)
+        g = sample(tuple(y.shape), 10).to(dev)
+        loom.sync()
+        loom.reset_metrics()
+        grads.append(torch.autograd.grad(y, t, g)[0])
+    assert loom.metrics()["ordered_scatters"] == 0
+    assert grads[1].stride() == grads[0].stride()
+    torch.testing.assert_close(grads[1].cpu(), grads[0], rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("kw", [dict(kernel_size=3, stride=2, padding=1),
