@@ -179,10 +179,6 @@ NodeRef int_const(int64_t v, const Shape& shape) {
   return constant(Scalar::of_int(v), DType::Int64, shape);
 }
 
-NodeRef pooling_argmax(const NodeRef& window, const std::vector<int>& axes) {
-  return reduce(ReduceKind::PoolArgMax, window, axes, DType::Int64);
-}
-
 // NOTE [Max-pool indices by score]: the CPU's max pooling takes an element when it is
 // greater than the window's running maximum or NaN: the first maximum, or the last NaN.
 // As an arg reduction that is a compare of order keys and a select of the position per

@@ -69,16 +69,13 @@ namespace loom::aten {
 // --- indexing: element indices into a storage, computed in Int64 ---
 
 NodeRef int_const(int64_t v, const Shape& shape);
-// Where in each pooling window (the dims `axes` of `window`, counted row-major over them,
-// kept as size 1) its maximum lies, as the CPU's pooling kernels pick it: the first
+// The flat input index (`flat`, in the window's shape) of the element of each pooling
+// window (the dims `axes` of `window`) that the CPU's pooling kernels pick: the first
 // largest element, or, in a window holding NaNs, the last NaN (each replaces the one
-// before, where argmax keeps the first).
-NodeRef pooling_argmax(const NodeRef& window, const std::vector<int>& axes);
-// The same choice as the flat input index (`flat`, in the window's shape) of that element,
-// Int64, given each element's validity (padding is never chosen) and the window's maximum
-// `max` (reduced over `axes`, dims kept); `plane` bounds the flat indices, and `drop`
-// takes a reduction over the window to the output's shape (NOTE [Max-pool indices by
-// score] in op_util.cpp).
+// before, where argmax keeps the first). Int64, given each element's validity (padding is
+// never chosen) and the window's maximum `max` (reduced over `axes`, dims kept); `plane`
+// bounds the flat indices, and `drop` takes a reduction over the window to the output's
+// shape (NOTE [Max-pool indices by score] in op_util.cpp).
 NodeRef pooling_index(const NodeRef& window, const NodeRef& valid, const NodeRef& flat,
                       const NodeRef& max, const std::vector<int>& axes, int64_t plane,
                       const std::function<NodeRef(const NodeRef&)>& drop);

@@ -113,23 +113,19 @@ void max_forward(const Tensor& self, const std::vector<Dim>& dims, const Tensor&
   DType t = to_loom(self.scalar_type());
   NodeRef v = where(w.valid, gather_at(x, w.coord),
                     f_const(-std::numeric_limits<double>::infinity(), t, w.shape));
-  NodeRef m = drop_windows(reduce(ReduceKind::Max, v, window_axes(k), t), k);
-  NodeRef lin = drop_windows(pooling_argmax(v, window_axes(k)), k);
-  const Shape& s = m->shape;
-  // Decode the window offset of the maximum (row-major over the window dims), then its
-  // input coordinate, then the flat index in the plane.
-  NodeRef flat = int_const(0, s);
-  int64_t inner = 1;
+  NodeRef mw = reduce(ReduceKind::Max, v, window_axes(k), t);
+  NodeRef m = drop_windows(mw, k);
+  // Each window element's flat index in its plane (clamped coordinates: the padding's are
+  // never chosen), and the CPU's choice among them (NOTE [Max-pool indices by score]).
+  NodeRef flat_at;
+  int64_t plane = 1;
   for (int i = k - 1; i >= 0; --i) {
-    const Dim& d = dims[size_t(i)];
-    NodeRef j =
-        binary(Op::Remainder, binary(Op::FloorDiv, lin, int_const(inner, s)), int_const(d.span, s));
-    inner *= d.span;
-    NodeRef c = coord_of(d, iota(DType::Int64, s, 2 + i), j);
-    int64_t plane_stride = 1;
-    for (int q = i + 1; q < k; ++q) plane_stride *= dims[size_t(q)].in;
-    flat = binary(Op::Add, flat, binary(Op::Mul, c, int_const(plane_stride, s)));
+    NodeRef term = binary(Op::Mul, w.coord[size_t(2 + i)], int_const(plane, w.shape));
+    flat_at = flat_at ? binary(Op::Add, flat_at, term) : term;
+    plane *= dims[size_t(i)].in;
   }
+  NodeRef flat = pooling_index(v, w.valid, flat_at, mw, window_axes(k), plane,
+                               [k](const NodeRef& r) { return drop_windows(r, k); });
   make_cohort({m, flat});  // the backward reads the indices (NOTE [Cohorts])
   assign(batched(out, k), m);
   assign(batched(idx, k), flat);

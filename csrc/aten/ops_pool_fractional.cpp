@@ -104,22 +104,19 @@ std::tuple<Tensor, Tensor> fractional_forward(const char* op, const Tensor& self
   }
   NodeRef v = gather_at(x, coord);
   const Shape s(ws.begin(), ws.begin() + 2 + k);
-  NodeRef m = drop_windows(reduce(ReduceKind::Max, v, axes, t), k);
-  NodeRef lin = drop_windows(pooling_argmax(v, axes), k);
-  // The maximum's offset in its window (row-major over the window dims), then its input
-  // coordinate, then its flat index in the plane.
-  NodeRef flat = int_const(0, s);
-  int64_t inner = 1, plane_stride = 1;
+  NodeRef mw = reduce(ReduceKind::Max, v, axes, t);
+  NodeRef m = drop_windows(mw, k);
+  // Each window element's flat index in its plane, and the CPU's choice among them (NOTE
+  // [Max-pool indices by score] in op_util.cpp).
+  NodeRef flat_at;
+  int64_t plane = 1;
   for (int i = k - 1; i >= 0; --i) {
-    const FDim& d = dims[size_t(i)];
-    NodeRef j =
-        binary(Op::Remainder, binary(Op::FloorDiv, lin, int_const(inner, s)), int_const(d.pool, s));
-    inner *= d.pool;
-    NodeRef start = window_start(d, iota(DType::Int64, s, 2 + i), sample_at(d, s), t);
-    flat = binary(Op::Add, flat,
-                  binary(Op::Mul, binary(Op::Add, start, j), int_const(plane_stride, s)));
-    plane_stride *= d.in;
+    NodeRef term = binary(Op::Mul, coord[size_t(2 + i)], int_const(plane, ws));
+    flat_at = flat_at ? binary(Op::Add, flat_at, term) : term;
+    plane *= dims[size_t(i)].in;
   }
+  NodeRef flat = pooling_index(v, constant(Scalar::of_int(1), DType::Bool, ws), flat_at, mw, axes,
+                               plane, [k](const NodeRef& r) { return drop_windows(r, k); });
   make_cohort({m, flat});  // the backward reads the indices (NOTE [Cohorts])
   assign(self.dim() == k + 1 ? out.unsqueeze(0) : out, m);
   assign(self.dim() == k + 1 ? idx.unsqueeze(0) : idx, flat);

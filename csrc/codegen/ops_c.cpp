@@ -548,7 +548,7 @@ std::string c_reduce_init(ReduceKind k, DType t) {
   switch (k) {
     case ReduceKind::Sum: case ReduceKind::Any: return "0";
     case ReduceKind::Prod: case ReduceKind::All: return "1";
-    case ReduceKind::Max: case ReduceKind::ArgMax: case ReduceKind::PoolArgMax:
+    case ReduceKind::Max: case ReduceKind::ArgMax:
       if (flt) return t == DType::Float64 ? "(-__builtin_inf())" : "(-__builtin_inff())";
       return t == DType::Bool || t == DType::UInt8 ? "0" : std::string("INT") + std::to_string(itemsize(t) * 8) + "_MIN";
     case ReduceKind::LogSumExp: return t == DType::Float64 ? "(-__builtin_inf())" : "(-__builtin_inff())";

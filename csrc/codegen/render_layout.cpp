@@ -364,7 +364,7 @@ std::vector<int> Renderer::row_reductions() const {
 // The C type of a reduction's result as emit_reduce names it (an index for arg ones).
 std::string Renderer::reduce_result_ctype(int id) const {
   const ReduceKind kind = std::get<ReduceArg>(k.nodes[id].arg).kind;
-  if (kind == ReduceKind::ArgMax || kind == ReduceKind::ArgMin || kind == ReduceKind::PoolArgMax)
+  if (kind == ReduceKind::ArgMax || kind == ReduceKind::ArgMin)
     return "int64_t";
   return compute_ctype(reduce_acc_type(k.nodes[id]));
 }

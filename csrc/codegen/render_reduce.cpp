@@ -29,8 +29,7 @@ int Renderer::reduce_lanes(const LNode& n, ReduceKind kind, DType acc_t) const {
 
 DType Renderer::reduce_acc_type(const LNode& n) const {
   const ReduceKind kind = std::get<ReduceArg>(n.arg).kind;
-  const bool arg =
-      kind == ReduceKind::ArgMax || kind == ReduceKind::ArgMin || kind == ReduceKind::PoolArgMax;
+  const bool arg = kind == ReduceKind::ArgMax || kind == ReduceKind::ArgMin;
   return arg ? k.nodes[n.src[0]].dtype : n.dtype;
 }
 
@@ -115,13 +114,10 @@ std::string Renderer::arg_step(const ArgAcc& a, const std::string& acc, const st
                                const std::string& lin, const std::string& v) {
   if (a.keyed) {
     const std::string nan_key = std::string(a.wide ? "INT64" : "INT32") + (a.mx ? "_MAX" : "_MIN");
-    // PoolArgMax takes every NaN (the only key equal to nan_key), so the last one wins; an
-    // integer test, which gcc keeps branch-free where `v != v` became a branch.
-    const std::string also = a.kind == ReduceKind::PoolArgMax ? " | (k_ == " + nan_key + ")" : "";
     return "{ const " + a.T + " k_ = " + v + " != " + v + " ? " + nan_key + " : " +
            (a.wide ? "loom_dkey(" : "loom_fkey(") + v + "); const int t_ = (k_" +
-           (a.mx ? " > " : " < ") + acc + ")" + also + "; " + acc + " = t_ ? k_ : " + acc + "; " +
-           best + " = t_ ? " + lin + " : " + best + "; }";
+           (a.mx ? " > " : " < ") + acc + "); " + acc + " = t_ ? k_ : " + acc + "; " + best +
+           " = t_ ? " + lin + " : " + best + "; }";
   }
   // The first NaN, else the first extreme. Computed without a branch (NOTE [NaN-sticky
   // max]): a branch on data is mispredicted about half the time in a pooling window.
@@ -171,8 +167,7 @@ std::string Renderer::emit_reduce(int id, int depth) {
     Acc a;
     a.id = m;
     a.kind = std::get<ReduceArg>(n.arg).kind;
-    a.arg = a.kind == ReduceKind::ArgMax || a.kind == ReduceKind::ArgMin ||
-            a.kind == ReduceKind::PoolArgMax;
+    a.arg = a.kind == ReduceKind::ArgMax || a.kind == ReduceKind::ArgMin;
     a.vt = k.nodes[n.src[0]].dtype;
     a.acc_t = reduce_acc_type(n);
     a.T = compute_ctype(a.acc_t);

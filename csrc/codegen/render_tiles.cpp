@@ -72,8 +72,7 @@ int Renderer::column_tile() const {
     if (n.op != Op::Reduce) continue;
     const ReduceKind kind = std::get<ReduceArg>(n.arg).kind;
     if (n.vars.empty()) return 0;
-    const bool arg = kind == ReduceKind::ArgMax || kind == ReduceKind::ArgMin ||
-                     kind == ReduceKind::PoolArgMax;
+    const bool arg = kind == ReduceKind::ArgMax || kind == ReduceKind::ArgMin;
     // A reduction below this one (a variance's mean) is computed first for the block, so
     // it must not vary along this one's loops.
     for (size_t j = 0; j < i; ++j)
@@ -125,8 +124,7 @@ void Renderer::render_column_tiles(int tile, int depth) {
       const LNode& n = k.nodes[i];
       if (n.op != Op::Reduce) continue;
       const ReduceKind kind = std::get<ReduceArg>(n.arg).kind;
-      const bool arg = kind == ReduceKind::ArgMax || kind == ReduceKind::ArgMin ||
-                       kind == ReduceKind::PoolArgMax;
+      const bool arg = kind == ReduceKind::ArgMax || kind == ReduceKind::ArgMin;
       const ArgAcc g = arg ? arg_acc(n) : ArgAcc{};
       const std::string acc = "acc" + std::to_string(i), best = "idx" + std::to_string(i);
       const std::string init = arg ? g.init : c_reduce_init(kind, n.dtype);

@@ -68,10 +68,9 @@ const char* op_name(Op op);
 OpKind op_kind(Op op);
 int op_arity(Op op);
 
-// PoolArgMax: ArgMax but for NaN, where the last NaN wins (the CPU's max-pool indices).
 // LogSumExp (scans only): log(exp(acc) + exp(x)), the CPU's logcumsumexp step.
 enum class ReduceKind : uint8_t {
-  Sum, Prod, Max, Min, ArgMax, ArgMin, Any, All, PoolArgMax, LogSumExp
+  Sum, Prod, Max, Min, ArgMax, ArgMin, Any, All, LogSumExp
 };
 const char* reduce_name(ReduceKind k);
 

@@ -126,3 +126,30 @@ def test_adaptive_max_pool2d_even_windows(dtype):
             assert torch.equal(li.cpu(), i)
             torch.testing.assert_close(lv.cpu(), v, equal_nan=True)
             assert lv.stride() == v.stride()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_max_pool_indices_with_nan_infinities_and_ties(dtype):
+    """3-d, adaptive and fractional max pooling pick the CPU's element: the first largest,
+    or the last NaN; a window inside the input only at -inf elements never picks padding."""
+    g = torch.Generator().manual_seed(3)
+    pool = torch.tensor([float("nan"), float("inf"), -float("inf"), 0.0, -0.0, 1.0, 1.0, -2.0])
+    x = pool[torch.randint(0, len(pool), (2, 3, 7, 8, 9), generator=g)].to(dtype)
+    x[0, 0] = -float("inf")
+    x2 = x[:, :, 0]
+    s2, s3 = torch.rand(2, 3, 2, dtype=dtype, generator=g), torch.rand(2, 3, 3, dtype=dtype, generator=g)
+    cases = [(F.max_pool3d, x, a) for a in [(2,), (3, 2, 1), (3, 1, 1), (2, 1, 0, 2)]]
+    cases += [(F.adaptive_max_pool2d, x2, (o,)) for o in [(3, 3), (4, 5), (7, 8)]]
+    cases += [(F.adaptive_max_pool3d, x, ((3, 4, 2),))]
+    for fn, t, args in cases:
+        v, i = fn(t, *args, return_indices=True)
+        vl, il = fn(t.to(loom.device), *args, return_indices=True)
+        torch.testing.assert_close(vl.cpu(), v, equal_nan=True)
+        assert torch.equal(il.cpu(), i), (fn.__name__, args)
+    for fn, t, size, s in [(F.fractional_max_pool2d, x2, (4, 5), s2),
+                           (F.fractional_max_pool3d, x, (3, 4, 4), s3)]:
+        v, i = fn(t, 2, output_size=size, return_indices=True, _random_samples=s)
+        vl, il = fn(t.to(loom.device), 2, output_size=size, return_indices=True,
+                    _random_samples=s.to(loom.device))
+        torch.testing.assert_close(vl.cpu(), v, equal_nan=True)
+        assert torch.equal(il.cpu(), i), fn.__name__
