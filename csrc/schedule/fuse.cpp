@@ -484,6 +484,9 @@ struct Fuser {
 
   // Members whose references fuse() counted with the value's.
   NodeSet counted_members;
+  // Whether fuse stored the value's shared parts first, and its nodes as rewritten then.
+  bool shared_stored = false;
+  NodeMap<NodeRef> shared_done;
 
   void cohort_of(const NodeRef& r, std::vector<CohortValue>& out) {
     std::vector<NodeRef> members;
@@ -494,12 +497,17 @@ struct Fuser {
             std::find(members.begin(), members.end(), member) != members.end())
           continue;
         members.push_back(member);
-        // The enclosing fusion (which stores the value this one computes) decides what
-        // to inline into the member: it counted the member's readers in its expression,
-        // and will meet the member there again.
-        NodeRef start = outer ? outer->visit(member) : member;
+        // An enclosing fusion (which stores the value this one computes) that has met the
+        // member decides what to inline into it: it counted the member's readers in its
+        // expression. One that has not (a library call reading the value alone) would
+        // rewrite the member by its own rules, below the parts this fusion stored first;
+        // it finds the member stored if it meets it later.
+        NodeRef start = outer && outer->memo.find(member.get()) ? outer->visit(member) : member;
         if (start != member || !counted_members.count(member.get())) count_refs(start, 1);
         NodeRef fused = visit(start);  // the caller checks inlined broadcasts of each value
+        // The parts stored below the value are read stored by the member too (batch norm's
+        // statistics under max pooling's windows, whose indices would recompute them).
+        if (shared_stored) fused = with_shared_parts_stored(fused, 0, shared_done);
         if (fused->op == Op::Load || !reads_realized(fused)) continue;
         NodeRef value = f.map ? reindex(fused, r->shape, *f.map) : fused;
         out.push_back({member, fused, value});
@@ -593,9 +601,11 @@ NodeRef fuse(const NodeRef& value, const Node* keep, bool inline_broadcasts, boo
     for (const SiblingStore& s : *siblings) f.siblings.insert(s.flat.get());
   // The node being realized holds the value. The cohort members stored beside it are
   // computed by its kernel: what they read there is not read elsewhere (max pooling's
-  // indices read the window maximum that its values are).
-  const std::vector<NodeRef> members =
-      cohort ? Fuser::pending_members(value) : std::vector<NodeRef>{};
+  // indices read the window maximum that its values are), which matters where the
+  // value's shared parts are stored first (with_shared_parts_stored).
+  const std::vector<NodeRef> members = cohort && store_shared_parts
+                                           ? Fuser::pending_members(value)
+                                           : std::vector<NodeRef>{};
   std::vector<const Node*> roots{value.get()};
   for (const NodeRef& m : members) {
     f.counted_members.insert(m.get());
@@ -608,8 +618,8 @@ NodeRef fuse(const NodeRef& value, const Node* keep, bool inline_broadcasts, boo
       if (!s.flat->realized) s.value = f.visit(s.flat->src[1]);
   NodeSet seen;
   if (store_shared_parts && is_statistic(r.get(), numel(r->shape), seen)) {
-    NodeMap<NodeRef> done;
-    r = f.with_shared_parts_stored(r, 0, done);
+    f.shared_stored = true;
+    r = f.with_shared_parts_stored(r, 0, f.shared_done);
   }
   if (cohort) f.cohort_of(r, *cohort);
   if (inlined) *inlined = f.inlined;

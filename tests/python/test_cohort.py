@@ -191,3 +191,26 @@ def test_pooled_values_read_by_a_reduction_are_stored_with_their_indices():
     assert (m["kernels_run"], m["cohort_stores"], m["reductions_recomputed"]) == (16, 2, 0)
     for a, p in zip(grads, ref.parameters()):
         torch.testing.assert_close(a, p.grad, rtol=1e-4, atol=1e-5)
+
+
+def test_pooled_indices_under_stored_batch_norm_statistics_add_no_kernel():
+    """conv -> batch norm -> relu -> max pool -> conv: the pool's values, read by the second
+    convolution, are stored with their indices beside them, both over batch norm's
+    statistics as stored first; the window maximum the indices compare against is not
+    stored by a kernel of its own."""
+    def forward(grad):
+        torch.manual_seed(0)
+        m = torch.nn.Sequential(
+            torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.BatchNorm2d(8), torch.nn.ReLU(),
+            torch.nn.MaxPool2d(2), torch.nn.Conv2d(8, 8, 3, padding=1)).to(loom.device)
+        x = torch.randn(4, 3, 16, 16).to(loom.device)
+        loom.sync()
+        loom.reset_metrics()
+        with torch.set_grad_enabled(grad):
+            y = m(x)
+        y.cpu()
+        return loom.metrics()["kernels_run"], loom.metrics()["cohort_stores"]
+
+    (with_indices, stored), (without, _) = forward(True), forward(False)
+    assert stored == 1
+    assert with_indices == without
