@@ -73,6 +73,14 @@ int Renderer::column_tile() const {
     const ReduceKind kind = std::get<ReduceArg>(n.arg).kind;
     if (n.vars.empty()) return 0;
     const bool arg = kind == ReduceKind::ArgMax || kind == ReduceKind::ArgMin;
+    // An arg reduction's block keeps two accumulators per column in memory, which a short
+    // reduction does not repay: argmax over dim 1 of (100, 3, 50000) took 1.6 ms one output
+    // at a time and 2.2 in blocks, over (256, 64, 256) 2.4 ms and 0.13.
+    if (arg) {
+      int64_t count = 1;
+      for (int v : n.vars) count *= k.var_size[v];
+      if (count < 16) return 0;
+    }
     // A reduction below this one (a variance's mean) is computed first for the block, so
     // it must not vary along this one's loops.
     for (size_t j = 0; j < i; ++j)

@@ -335,6 +335,22 @@ def test_argmax_first_occurrence():
         check(fn, x)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int32])
+def test_arg_reductions_over_outer_dims(dtype):
+    """argmax/argmin/max/min over a dim other than the innermost take blocks of columns
+    (NOTE: column tiles in render_tiles.cpp): the first extreme, the first NaN, -0.0 equal
+    to 0.0, over reductions long and short."""
+    g = torch.Generator().manual_seed(11)
+    pool = torch.tensor([float("nan"), float("inf"), -float("inf"), 0.0, -0.0, 1.0, 1.0, -2.0])
+    if dtype == torch.int32:
+        pool = torch.tensor([3.0, -7.0, 0.0, 3.0, 5.0, 5.0, -7.0, 1.0])
+    for shape, dim in [((40, 37), 0), ((6, 20, 33), 1), ((3, 5, 70), 1), ((64, 3, 17), 0)]:
+        x = pool[torch.randint(0, len(pool), shape, generator=g)].to(dtype)
+        for fn in [lambda t: t.argmax(dim), lambda t: t.argmin(dim), lambda t: tuple(t.max(dim)),
+                   lambda t: tuple(t.min(dim)), lambda t: t.transpose(0, dim).argmax(0)]:
+            check(fn, x)
+
+
 def test_var_small_n():
     x = make(torch.float32, (3, 1))
     for fn in [lambda t: t.var(1), lambda t: torch.var(t, 1, correction=2), lambda t: t.std(1),
