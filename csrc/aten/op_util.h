@@ -127,7 +127,8 @@ NodeRef checked_now(const at::Tensor& index, const NodeRef& value, int64_t size,
 // executor sat idle through its forward (a GPT step's first task came 4.4 ms in). Its
 // operands' producers still fuse into the kernel storing them, and realizing in program
 // order stored values for later readers: a GPT step ran 144 kernels instead of 155, a
-// CNN's pooled values still come with their indices. `flat` is the call's output.
+// CNN's pooled values still come with their indices. `flat` is the call's output (or a
+// value an op has stored now for the same reasons: NOTE [Tap scatters]).
 void issue_library_call(const NodeRef& flat);
 
 }  // namespace loom::aten

@@ -204,3 +204,26 @@ def test_interpolation_gradient_is_one_tap_scatter(mode, size):
     scatters = m["kernels_run"] - 1  # the zero fill
     assert (scatters, m["ordered_scatters"]) == (1, 0)
     torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+def test_interpolation_gradient_computed_by_gathers_is_stored_then_one_tap_scatter(mode):
+    """A loss on the interpolation's own output makes a gradient that the forward's gathers
+    compute: it is stored by one kernel, then scattered once over positions and taps, not
+    recomputed per tap nor scattered per term (NOTE [Tap scatters])."""
+    g = torch.Generator().manual_seed(14)
+    x = torch.randn(2, 3, 9, 7, generator=g)
+    kw = dict(size=(16, 13), mode=mode, align_corners=False)
+    grads = []
+    for dev in ("cpu", loom.device):
+        xs = x.to(dev).requires_grad_()
+        y = torch.nn.functional.interpolate(xs, **kw)
+        loss = (y * y).sum()
+        loom.sync()
+        loom.reset_metrics()
+        grads.append(torch.autograd.grad(loss, xs)[0].cpu())
+    m = loom.metrics()
+    # The gradient 2 * y stored, the zero fill, one scatter.
+    assert m["ordered_scatters"] == 0
+    assert m["kernels_run"] == 3
+    torch.testing.assert_close(grads[1], grads[0], rtol=1e-4, atol=1e-4)
