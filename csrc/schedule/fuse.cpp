@@ -484,9 +484,12 @@ struct Fuser {
 
   // Members whose references fuse() counted with the value's.
   NodeSet counted_members;
-  // Whether fuse stored the value's shared parts first, and its nodes as rewritten then.
+  // Whether fuse stored the value's shared parts first, and its nodes as rewritten then
+  // (keyed by address: the members' fused values that added keys are held in `held`, so
+  // that no key dies and a new node takes its address while fusion runs).
   bool shared_stored = false;
   NodeMap<NodeRef> shared_done;
+  std::vector<NodeRef> held;
 
   void cohort_of(const NodeRef& r, std::vector<CohortValue>& out) {
     std::vector<NodeRef> members;
@@ -507,7 +510,10 @@ struct Fuser {
         NodeRef fused = visit(start);  // the caller checks inlined broadcasts of each value
         // The parts stored below the value are read stored by the member too (batch norm's
         // statistics under max pooling's windows, whose indices would recompute them).
-        if (shared_stored) fused = with_shared_parts_stored(fused, 0, shared_done);
+        if (shared_stored) {
+          held.push_back(fused);
+          fused = with_shared_parts_stored(fused, 0, shared_done);
+        }
         if (fused->op == Op::Load || !reads_realized(fused)) continue;
         NodeRef value = f.map ? reindex(fused, r->shape, *f.map) : fused;
         out.push_back({member, fused, value});
