@@ -158,11 +158,11 @@ struct Renderer {
   void hoist_invariant_terms(const std::vector<int>& group, int depth);
   int reduce_lanes(const LNode& n, ReduceKind kind, DType acc_t) const;
   DType reduce_acc_type(const LNode& n) const;
-  // The accumulator of an argmax/argmin/pooling argmax (NOTE [Float arg reductions]): the
+  // The accumulator of an argmax or argmin (NOTE [Float arg reductions]): the
   // C types and initial values of its running extreme and of its index.
   struct ArgAcc {
-    ReduceKind kind;
-    bool keyed, wide, mx, narrow;
+    ReduceKind kind = ReduceKind::ArgMax;
+    bool keyed = false, wide = false, mx = true, narrow = false;
     std::string T, init, index_t;
   };
   ArgAcc arg_acc(const LNode& n) const;
