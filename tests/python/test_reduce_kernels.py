@@ -6,16 +6,8 @@ import torch
 
 import loom
 from kernel_text import kernel_sources
-from test_reduce import make, tol
-
-
-@pytest.fixture(autouse=True)
-def no_fallback(monkeypatch):
-    """Every op here must run on Loom: a fallback raises, and none may be counted."""
-    monkeypatch.setenv("LOOM_FALLBACK", "error")
-    loom.reset_metrics()
-    yield
-    assert loom.metrics()["fallbacks"] == {}
+# no_fallback: every op here must run on Loom (an autouse fixture, found here by import).
+from test_reduce import make, no_fallback, tol  # noqa: F401
 
 
 # NOTE [Split reductions]: a reduction to one value over 4M elements or more is two kernels,
