@@ -469,15 +469,17 @@ struct Fuser {
     return found;
   }
 
-  // The pending members of the cohorts of nodes computed once per element of `r`.
-  static std::vector<NodeRef> pending_members(const NodeRef& r) {
-    std::vector<NodeRef> members;
+  // The pending members of the cohorts of nodes computed once per element of `r`, each with
+  // the reindex between it and `r` (or null).
+  static std::vector<std::pair<NodeRef, const IndexMap*>> pending_members(const NodeRef& r) {
+    std::vector<std::pair<NodeRef, const IndexMap*>> members;
     for (const Found& f : per_element_nodes(r))
       for (const auto& w : f.node->cohort) {
         NodeRef member = std::const_pointer_cast<Node>(w.lock());
         if (member && !member->stored && member->shape == f.node->shape &&
-            std::find(members.begin(), members.end(), member) == members.end())
-          members.push_back(member);
+            std::none_of(members.begin(), members.end(),
+                         [&](const auto& m) { return m.first == member; }))
+          members.emplace_back(std::move(member), f.map);
       }
     return members;
   }
@@ -492,32 +494,26 @@ struct Fuser {
   std::vector<NodeRef> held;
 
   void cohort_of(const NodeRef& r, std::vector<CohortValue>& out) {
-    std::vector<NodeRef> members;
-    for (const Found& f : per_element_nodes(r))
-      for (const auto& w : f.node->cohort) {
-        NodeRef member = std::const_pointer_cast<Node>(w.lock());
-        if (!member || member->stored || member->shape != f.node->shape ||
-            std::find(members.begin(), members.end(), member) != members.end())
-          continue;
-        members.push_back(member);
-        // An enclosing fusion (which stores the value this one computes) that has met the
-        // member decides what to inline into it: it counted the member's readers in its
-        // expression. One that has not (a library call reading the value alone) would
-        // rewrite the member by its own rules, below the parts this fusion stored first;
-        // it finds the member stored if it meets it later.
-        NodeRef start = outer && outer->memo.find(member.get()) ? outer->visit(member) : member;
-        if (start != member || !counted_members.count(member.get())) count_refs(start, 1);
-        NodeRef fused = visit(start);  // the caller checks inlined broadcasts of each value
-        // The parts stored below the value are read stored by the member too (batch norm's
-        // statistics under max pooling's windows, whose indices would recompute them).
-        if (shared_stored) {
-          held.push_back(fused);
-          fused = with_shared_parts_stored(fused, 0, shared_done);
-        }
-        if (fused->op == Op::Load || !reads_realized(fused)) continue;
-        NodeRef value = f.map ? reindex(fused, r->shape, *f.map) : fused;
-        out.push_back({member, fused, value});
+    for (const auto& [member, map] : pending_members(r)) {
+      if (member->stored) continue;  // stored by a kernel that an earlier member's fusion ran
+      // An enclosing fusion (which stores the value this one computes) that has met the
+      // member decides what to inline into it: it counted the member's readers in its
+      // expression. One that has not (a library call reading the value alone) would
+      // rewrite the member by its own rules, below the parts this fusion stored first;
+      // it finds the member stored if it meets it later.
+      NodeRef start = outer && outer->memo.find(member.get()) ? outer->visit(member) : member;
+      if (start != member || !counted_members.count(member.get())) count_refs(start, 1);
+      NodeRef fused = visit(start);  // the caller checks inlined broadcasts of each value
+      // The parts stored below the value are read stored by the member too (batch norm's
+      // statistics under max pooling's windows, whose indices would recompute them).
+      if (shared_stored) {
+        held.push_back(fused);
+        fused = with_shared_parts_stored(fused, 0, shared_done);
       }
+      if (fused->op == Op::Load || !reads_realized(fused)) continue;
+      NodeRef value = map ? reindex(fused, r->shape, *map) : fused;
+      out.push_back({member, fused, value});
+    }
   }
 
   // A reindex that adds or drops dims of size 1 only: the contiguous layouts of its value
@@ -609,13 +605,13 @@ NodeRef fuse(const NodeRef& value, const Node* keep, bool inline_broadcasts, boo
   // computed by its kernel: what they read there is not read elsewhere (max pooling's
   // indices read the window maximum that its values are), which matters where the
   // value's shared parts are stored first (with_shared_parts_stored).
-  const std::vector<NodeRef> members = cohort && store_shared_parts
-                                           ? Fuser::pending_members(value)
-                                           : std::vector<NodeRef>{};
+  const auto members = cohort && store_shared_parts
+                           ? Fuser::pending_members(value)
+                           : std::vector<std::pair<NodeRef, const IndexMap*>>{};
   std::vector<const Node*> roots{value.get()};
-  for (const NodeRef& m : members) {
-    f.counted_members.insert(m.get());
-    roots.push_back(m.get());
+  for (const auto& m : members) {
+    f.counted_members.insert(m.first.get());
+    roots.push_back(m.first.get());
   }
   f.count_refs(roots, 1);
   NodeRef r = f.visit(value);
