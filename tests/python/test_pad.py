@@ -5,6 +5,7 @@ import torch.nn.functional as F
 
 import loom
 from cpu_errors import raises_like_cpu
+from gradients import cpu_and_loom_gradients
 
 D = loom.device
 
@@ -119,16 +120,9 @@ def test_padding_gradient_scatters_in_parallel(mode):
     image's plane (|.| and clamps bound them): split across threads, none in order (NOTE
     [Parallel scatters])."""
     x = torch.randn(3, 4, 9, 7, generator=torch.Generator().manual_seed(21))
-    grads = []
-    for dev in ("cpu", loom.device):
-        t = x.to(dev).requires_grad_()
-        y = torch.nn.functional.pad(t, (3, 2, 1, 4), mode=mode)
-        w = torch.randn(y.shape, generator=torch.Generator().manual_seed(22)).to(dev)
-        loom.sync()
-        loom.reset_metrics()
-        grads.append(torch.autograd.grad(y, t, w)[0].cpu())
+    grads = cpu_and_loom_gradients(lambda t: F.pad(t, (3, 2, 1, 4), mode=mode), x, 22)
     assert loom.metrics()["ordered_scatters"] == 0
-    torch.testing.assert_close(grads[1], grads[0], rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(grads[1].cpu(), grads[0], rtol=1e-5, atol=1e-6)
 
 
 CONSTANT_PADS = [(1, 1), (2, 0, 0, 3), (1, 2, 3, 4), (-1, 2, 0, -2), (0, 0, 0, 0), (-1, -1),

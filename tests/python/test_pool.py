@@ -4,6 +4,7 @@ import torch
 import torch.nn.functional as F
 
 import loom
+from gradients import cpu_and_loom_gradients
 
 D = loom.device
 
@@ -145,20 +146,11 @@ def check_parallel_gradient(pool, layout, seed):
     """The pool's gradient on Loom equals the CPU's, with its strides, and no scatter of it
     runs in order (metrics()["ordered_scatters"])."""
     x = sample((4, 5, 9, 10), seed)
-    if layout == "channels_last":
-        x = x.to(memory_format=torch.channels_last)
+    fmt = torch.channels_last if layout == "channels_last" else torch.contiguous_format
+    x = x.to(memory_format=fmt)
     if layout == "unbatched":
         x = x[0]
-    grads = []
-    for dev in ("cpu", D):
-        t = x.detach().to(dev).requires_grad_()
-        y = pool(t)
-        g = sample(tuple(y.shape), seed + 1).to(dev)
-        if layout == "channels_last":
-            g = g.contiguous(memory_format=torch.channels_last)
-        loom.sync()
-        loom.reset_metrics()
-        grads.append(torch.autograd.grad(y, t, g)[0])
+    grads = cpu_and_loom_gradients(pool, x, seed + 1, fmt)
     assert loom.metrics()["ordered_scatters"] == 0
     assert grads[1].stride() == grads[0].stride()
     torch.testing.assert_close(grads[1].cpu(), grads[0], rtol=1e-5, atol=1e-6)

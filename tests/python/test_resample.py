@@ -5,6 +5,7 @@ import torch
 import torch.nn.functional as F
 
 import loom
+from gradients import cpu_and_loom_gradients
 
 D = loom.device
 
@@ -170,16 +171,9 @@ def test_interpolation_gradient_scatters_in_parallel(mode):
     scatters]), none in order."""
     g = torch.Generator().manual_seed(11)
     x = torch.randn(3, 4, 9, 7, generator=g)
-    grads = []
-    for dev in ("cpu", loom.device):
-        t = x.to(dev).requires_grad_()
-        y = torch.nn.functional.interpolate(t, scale_factor=1.7, mode=mode)
-        w = torch.randn(y.shape, generator=torch.Generator().manual_seed(12)).to(dev)
-        loom.sync()
-        loom.reset_metrics()
-        grads.append(torch.autograd.grad(y, t, w)[0].cpu())
+    grads = cpu_and_loom_gradients(lambda t: F.interpolate(t, scale_factor=1.7, mode=mode), x, 12)
     assert loom.metrics()["ordered_scatters"] == 0
-    torch.testing.assert_close(grads[1], grads[0], rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(grads[1].cpu(), grads[0], rtol=1e-4, atol=1e-5)
 
 
 @pytest.mark.parametrize("mode,size", [("bilinear", (9, 7)), ("bicubic", (9, 7)), ("trilinear", (5, 4, 6)),
