@@ -110,7 +110,8 @@ void collapse_loops(LKernel& k);
 // holds that loop's position among the output loops; -1 for a reduction that depends on
 // none (and for nodes that are no reductions), which only kernels without output loops
 // have when `ok`: all of theirs are computed once, sources first (a variance's mean is a
-// value its sum of squares reads); kNestedReduction inside another reduction's loop. `ok`
+// value its sum of squares reads), or small kernels that run as one call (`whole`, NOTE
+// [Whole reductions]); kNestedReduction inside another reduction's loop. `ok`
 // is false when some reduction would be recomputed for loops it does not depend on (read
 // through a broadcast along an outer loop, or nested in a reduction over a loop it does not
 // depend on): the scheduler then computes it separately.
@@ -118,7 +119,11 @@ constexpr int kNestedReduction = -2;
 struct ReducePlacement {
   std::vector<int> level;
   bool ok = true;
+  bool whole = false;  // some reduction depends on no output loop although there are some
 };
+// The most loop points, whole reductions' aside, of a kernel with whole reductions (NOTE
+// [Whole reductions]).
+constexpr int64_t kWholeReduceMaxWork = int64_t(1) << 16;
 ReducePlacement place_reductions(const LKernel& k);
 // Whether some reduction, not placed, is computed again for the iterations of a loop that
 // it does not depend on but a value reading it does. (A reduction over an expanded input

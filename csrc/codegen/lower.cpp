@@ -390,11 +390,24 @@ bool recomputes_reductions(const LKernel& k) {
   return false;
 }
 
+// NOTE [Whole reductions]: a reduction that no output loop varies (a softmax or layer norm
+// over a single row, x - x.mean()) was stored by a kernel of its own and read back by the
+// kernel storing the output: three kernels for a one-row softmax, each costing more host
+// time (4-5 us) than its work. In a kernel whose other work is small (its output and its
+// other reductions: at most kWholeReduceMaxWork loop points) it is now computed once,
+// before the output loops, and the kernel runs as one call on one thread (make_plan in
+// runtime/launch.cpp): split across threads, each part would compute it again. Larger
+// kernels keep the separate ones, whose output pass (or a split reduction's partials,
+// NOTE [Split reductions]) runs across threads.
 ReducePlacement place_reductions(const LKernel& k) {
   const int nv = int(k.var_size.size());
   std::vector<int> outs;
+  int64_t out_numel = 1;
   for (int v = 0; v < nv; ++v)
-    if (k.is_output_var[v] && v != k.scan_var) outs.push_back(v);
+    if (k.is_output_var[v] && v != k.scan_var) {
+      outs.push_back(v);
+      out_numel *= k.var_size[v];
+    }
   const std::vector<std::vector<bool>> deps = loop_deps(k);
   // The loop variables of the reductions around each node (users come after sources).
   std::vector<std::vector<bool>> around(k.nodes.size(), std::vector<bool>(nv));
@@ -430,8 +443,22 @@ ReducePlacement place_reductions(const LKernel& k) {
     for (int j = 0; j < int(outs.size()); ++j)
       if (d[outs[j]]) level = j;
     for (int j = 0; j <= level; ++j) p.ok &= bool(d[outs[j]]);
-    p.ok &= level >= 0 || outs.empty();
+    if (level < 0 && !outs.empty()) p.whole = true;
     p.level[i] = level;
+  }
+  if (p.whole) {
+    // The work the kernel would split across threads without them: its output and its
+    // other reductions' loops (a split reduction's partials, NOTE [Split reductions]).
+    int64_t work = out_numel;
+    for (size_t i = 0; i < k.nodes.size(); ++i) {
+      if (k.nodes[i].op != Op::Reduce || p.level[i] == -1) continue;
+      int64_t points = 1;
+      for (int v = 0; v < nv; ++v)
+        if (deps[i][v] || std::count(k.nodes[i].vars.begin(), k.nodes[i].vars.end(), v))
+          points *= k.var_size[v];
+      work += points;
+    }
+    p.ok &= k.scan_var < 0 && !k.batched && k.out_dyn < 0 && work <= kWholeReduceMaxWork;
   }
   return p;
 }

@@ -236,6 +236,8 @@ int Renderer::open_output_loops(bool ivdep, int depth, bool all, const ReducePla
     for (size_t id = 0; id < k.nodes.size(); ++id)
       if (hoist->level[id] == i && k.nodes[id].op == Op::Reduce) emit(int(id), depth);
   };
+  // Whole reductions (NOTE [Whole reductions] in lower.cpp) before the output loops.
+  if (!outs.empty() && hoist && hoist->whole) emit_level(-1);
   if (outs.empty() && k.batched) {
     line(depth++, "{");
   } else if (outs.empty()) {

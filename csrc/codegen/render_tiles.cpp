@@ -71,7 +71,10 @@ int Renderer::column_tile() const {
     const LNode& n = k.nodes[i];
     if (n.op != Op::Reduce) continue;
     const ReduceKind kind = std::get<ReduceArg>(n.arg).kind;
-    if (n.vars.empty()) return 0;
+    // One that no output loop varies is computed before the loops (NOTE [Whole reductions]).
+    if (n.vars.empty() ||
+        std::none_of(outs.begin(), outs.end(), [&](int v) { return uses_var(int(i), v); }))
+      return 0;
     const bool arg = kind == ReduceKind::ArgMax || kind == ReduceKind::ArgMin;
     // An arg reduction's block keeps two accumulators per column in memory, which a short
     // reduction does not repay: argmax over dim 1 of (100, 3, 50000) took 1.6 ms one output

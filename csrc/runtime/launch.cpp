@@ -81,7 +81,9 @@ KernelPlan make_plan(LKernel& k, const NodeRef& value, const std::function<std::
   }
   p.grain = std::max<int64_t>(1, (int64_t(1) << 15) / std::max<int64_t>(inner_work, 1));
   p.ordered = k.out_dyn >= 0 && !scatter_rows_disjoint(k);
-  if (p.ordered) p.grain = std::max<int64_t>(p.outer, 1);
+  // Whole reductions are computed by each call (NOTE [Whole reductions] in lower.cpp).
+  const bool whole = k.out_dyn < 0 && !k.batched && k.scan_var < 0 && place_reductions(k).whole;
+  if (p.ordered || whole) p.grain = std::max<int64_t>(p.outer, 1);
   p.two_pass = scatter_two_pass(k);
   p.checks = k.checks;
   p.nodes = k.nodes.size();

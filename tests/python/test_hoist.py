@@ -27,7 +27,8 @@ CASES = [
     ("softmax of transposed", lambda t: torch.softmax(t.t(), 1), 1),
     ("center rows", lambda t: t - t.mean(1, keepdim=True), 1),
     ("center cols", lambda t: t - t.mean(0, keepdim=True), 2),
-    ("center all", lambda t: t - t.mean(), 2),
+    # a reduction no output loop varies, before the loops (NOTE [Whole reductions])
+    ("center all", lambda t: t - t.mean(), 1),
     ("var rows", lambda t: t.var(1), 1),
     ("normalize rows", lambda t: (t - t.mean(1, keepdim=True)) / t.std(1, keepdim=True), 1),
     ("max then scale", lambda t: t * t.amax(1, keepdim=True).reciprocal() + t.sum(1, True), 1),
@@ -108,3 +109,51 @@ def test_row_value_from_a_masked_row_under_a_short_loop(cols, dtype):
     want = fn(go, res, x)
     got = fn(go.to(loom.device), res.to(loom.device), x.to(loom.device)).cpu()
     torch.testing.assert_close(got, want)
+
+
+WHOLE = [
+    ("softmax", lambda t: torch.softmax(t, -1)),
+    ("log_softmax", lambda t: torch.log_softmax(t, -1)),
+    ("layer_norm", lambda t: torch.nn.functional.layer_norm(t, t.shape[-1:])),
+    ("center", lambda t: t - t.mean()),
+    ("scale by max", lambda t: t / t.abs().amax()),
+    ("standardize", lambda t: (t - t.mean()) / t.std()),
+    ("argmax offset", lambda t: t + t.argmax()),
+    ("share of sum", lambda t: t / t.sum(dtype=torch.float64)),
+]
+
+
+@pytest.mark.parametrize("name,fn", WHOLE, ids=[c[0] for c in WHOLE])
+@pytest.mark.parametrize("shape", [(1000,), (1, 777), (1, 1, 64), (40, 50), (1 << 16,)])
+def test_whole_reductions_in_the_output_kernel(name, fn, shape):
+    """NOTE [Whole reductions]: a reduction that no output loop varies (a one-row softmax
+    or layer norm) is computed before the output loops of the kernel that reads it, which
+    then runs as one call: one kernel where there were three."""
+    x = torch.randn(shape, generator=torch.Generator().manual_seed(shape[-1])) * 3
+    got, n = run(fn, x)
+    torch.testing.assert_close(got, fn(x), rtol=1e-5, atol=1e-5)
+    assert n == 1
+
+
+@pytest.mark.parametrize("name,fn,kernels", [
+    ("softmax", lambda t: torch.softmax(t, -1), 3),
+    ("center", lambda t: t - t.mean(), 2),
+])
+def test_whole_reductions_apart_from_large_outputs(name, fn, kernels):
+    """Past kWholeReduceMaxWork the output pass runs across threads, the whole reduction
+    in a kernel of its own (a split reduction's partials: test_reduce.py's variance)."""
+    x = torch.randn(100001, generator=torch.Generator().manual_seed(7))
+    got, n = run(fn, x)
+    torch.testing.assert_close(got, fn(x), rtol=1e-4, atol=1e-5)
+    assert n == kernels
+
+
+def test_whole_reductions_of_special_values():
+    x = torch.randn(500)
+    for i, v in ((3, float("nan")), (7, float("inf")), (11, float("-inf"))):
+        y = x.clone()
+        y[i] = v
+        for fn in (lambda t: torch.softmax(t, 0), lambda t: t - t.amax(), lambda t: t * t.argmin()):
+            got, n = run(fn, y)
+            torch.testing.assert_close(got, fn(y), equal_nan=True)
+            assert n == 1
