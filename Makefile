@@ -55,13 +55,14 @@ OPINFO_ARGS ?=
 test-opinfo: build
 	PYTHONPATH=python $(PYTHON) tests/python/opinfo_sweep.py $(if $(OPINFO_JSON),--json $(OPINFO_JSON)) $(OPINFO_ARGS)
 
-# The view/write fuzzer with many more programs than `make test` runs (500); FUZZ_SEED
-# draws other programs than the derandomized default.
+# The view/write fuzzer and the fusion fuzzer with many more programs than `make test`
+# runs (500 and 150); FUZZ_SEED draws other programs than the derandomized default.
 FUZZ_EXAMPLES ?= 5000
 FUZZ_SEED ?=
 test-fuzz: build
 	LOOM_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) LOOM_FUZZ_SEED=$(FUZZ_SEED) PYTHONPATH=python \
-	  $(PYTHON) -m pytest -q tests/python/test_fuzz_views.py --hypothesis-show-statistics
+	  $(PYTHON) -m pytest -q tests/python/test_fuzz_views.py tests/python/test_fuzz_fusion.py \
+	  --hypothesis-show-statistics
 
 # Runs every suite even when one fails, so one report shows everything.
 test: build

@@ -1,0 +1,362 @@
+"""Differential fuzzing of fusion: random dataflow programs, Loom against CPU torch.
+
+Where test_fuzz_views.py stresses views and writes, this fuzzer stresses how values are cut
+into kernels: reductions read back through broadcasts (a row's statistics, a whole
+tensor's, a column's), reductions of reductions, softmax and normalizations over any dim,
+scans, arg reductions, values read through transposes and slices of intermediates, and
+in-place writes of such values. Which values stay alive decides what fusion stores and
+what it inlines (NOTE [Live state]), so the program keeps a small pool of values and drops
+older ones at random; realizations happen at random points (a value read on the host, a
+sync), so each value is fused with or without its neighbours. Shapes cross the thresholds
+of the scheduler: a whole reduction placed before the output loops or in a kernel of its
+own (NOTE [Whole reductions]), split reductions from 2^19 elements.
+
+Every value is compared with the CPU's: dtype, sizes, strides, and values. Floating point
+values agree within a tolerance, widened where the CPU's own float32 result strays from
+the same program run in float64 (a sum of centered values cancels to rounding noise, which
+Loom's blocked sums and the CPU's cascaded ones round differently). No step may fall back
+to the CPU.
+
+LOOM_FUZZ_EXAMPLES sets the number of programs (default 150 here; `make test-fuzz` runs
+more), LOOM_FUZZ_SEED=<int> draws other programs.
+"""
+import os
+
+import pytest
+import torch
+from hypothesis import HealthCheck, event, given, note, seed, settings
+from hypothesis import strategies as st
+
+import loom
+
+D = loom.device
+EXAMPLES = int(os.environ.get("LOOM_FUZZ_EXAMPLES", "150"))
+SEED = os.environ.get("LOOM_FUZZ_SEED") or None
+
+# (1000,) and (1, 777): one row; (257, 256) and (70000,): past the whole-reduction bound;
+# (1 << 19,): split reductions.
+SHAPES = [(7,), (1000,), (1, 777), (3, 50), (6, 1, 33), (2, 5, 7), (65, 33), (257, 256),
+          (4, 3, 2, 5), (70000,), (1 << 19,)]
+DTYPES = [torch.float32, torch.float64]
+MAX_POOL = 6
+MAX_STEPS = 10
+
+
+class Mismatch(AssertionError):
+    pass
+
+
+def check(got, want, what, ref=None):
+    """got (Loom) against want (CPU); ref: want's program run in float64, if want is
+    float32."""
+    for attr in ("dtype", "shape"):
+        if getattr(got, attr) != getattr(want, attr):
+            raise Mismatch(f"{what}: {attr} {getattr(got, attr)} != {getattr(want, attr)}")
+    if got.stride() != want.stride() or got.storage_offset() != want.storage_offset():
+        raise Mismatch(f"{what}: layout {got.stride()}+{got.storage_offset()} != "
+                       f"{want.stride()}+{want.storage_offset()}")
+    got = got.cpu()
+    if want.dtype.is_floating_point:
+        scale = want.abs().max().item() if want.numel() else 0.0
+        tol = (1e-4 if want.dtype == torch.float32 else 1e-9) * max(1.0, scale)
+        if ref is not None and ref.dtype.is_floating_point:
+            tol = torch.maximum(torch.full_like(want, tol),
+                                4 * (want.double() - ref).abs().nan_to_num(0).float())
+        diff = (got - want).abs()
+        close = (diff <= tol + 1e-4 * want.abs()) | (got == want) | (got.isnan() & want.isnan())
+        ok = bool(close.all())
+    else:
+        ok = torch.equal(got, want)
+    if not ok:
+        diff = (got.double() - want.double()).abs().nan_to_num(float("inf"))
+        i = int(diff.flatten().argmax())
+        raise Mismatch(f"{what}: values differ, most at flat index {i}: got "
+                       f"{got.flatten()[i].item()}, want {want.flatten()[i].item()}")
+
+
+class Value:
+    """One value of the program: on the CPU, on Loom, and (float32 programs) on the CPU in
+    float64."""
+
+    def __init__(self, cpu, dev, ref, name):
+        self.cpu, self.dev, self.ref, self.name = cpu, dev, ref, name
+
+    def check(self):
+        check(self.dev, self.cpu, self.name, self.ref)
+
+
+class Program:
+    def __init__(self, data, reference):
+        self.data = data
+        self.pool = []
+        self.count = 0
+        self.reference = reference  # whether values carry a float64 reference
+
+    def draw(self, strategy, label=None):
+        return self.data.draw(strategy, label=label)
+
+    def add(self, cpu, dev, ref, how):
+        self.count += 1
+        name = f"t{self.count}"
+        note(f"{name} = {how}")
+        if cpu.dtype != dev.dtype or cpu.shape != dev.shape:
+            raise Mismatch(f"{how}: {dev.dtype} {tuple(dev.shape)} != {cpu.dtype} "
+                           f"{tuple(cpu.shape)}")
+        self.pool.append(Value(cpu, dev, ref, name))
+        if len(self.pool) > MAX_POOL:
+            dropped = self.pool.pop(self.draw(st.integers(0, len(self.pool) - 2)))
+            note(f"del {dropped.name}")
+        return self.pool[-1]
+
+    def pick(self, floating=True):
+        choices = [e for e in self.pool if e.cpu.dtype.is_floating_point or not floating]
+        return choices[self.draw(st.integers(0, len(choices) - 1))]
+
+    def apply(self, how, fn, *entries):
+        text = how.format(*[e.name for e in entries])
+        try:
+            want = fn(*[e.cpu for e in entries])
+        except Exception as e:  # noqa: BLE001
+            note(f"{text}  # raises {type(e).__name__}")
+            try:
+                fn(*[e.dev for e in entries])
+            except type(e):
+                event(f"both raised {type(e).__name__}")
+                return
+            except Exception as got:  # noqa: BLE001
+                raise Mismatch(f"CPU raised {e!r}, Loom raised {got!r}") from got
+            raise Mismatch(f"CPU raised {e!r}; Loom did not")
+        got = fn(*[e.dev for e in entries])
+        ref = fn(*[e.ref for e in entries]) if self.reference else None
+        event(how.split("(")[0])
+        self.add(want, got, ref, text)
+
+    def check_all(self):
+        note("check")
+        for v in self.pool:
+            v.check()
+
+
+def dims_of(p, t, allow_all=True):
+    """A non-empty set of dims of t (None: all of them)."""
+    if t.dim() == 0:
+        return None
+    if allow_all and p.draw(st.integers(0, 3)) == 0:
+        return None
+    k = p.draw(st.integers(1, t.dim()))
+    return tuple(sorted(p.draw(st.permutations(range(t.dim())))[:k]))
+
+
+def one_dim(p, t):
+    return p.draw(st.integers(-t.dim(), t.dim() - 1)) if t.dim() else 0
+
+
+REDUCTIONS = {
+    "sum": lambda t, d, k: t.sum(d, keepdim=k) if d is not None else t.sum(),
+    "mean": lambda t, d, k: t.mean(d, keepdim=k) if d is not None else t.mean(),
+    "amax": lambda t, d, k: t.amax(d, keepdim=k) if d is not None else t.amax(),
+    "amin": lambda t, d, k: t.amin(d, keepdim=k) if d is not None else t.amin(),
+    "var": lambda t, d, k: t.var(d, keepdim=k) if d is not None else t.var(),
+    "logsumexp": lambda t, d, k: torch.logsumexp(t, d if d is not None else
+                                                 tuple(range(t.dim())), keepdim=k),
+    "norm": lambda t, d, k: torch.linalg.vector_norm(t, 2, d, keepdim=k),
+}
+
+UNARY = {
+    "tanh": torch.tanh,
+    "sigmoid": torch.sigmoid,
+    "abs": torch.abs,
+    "neg": torch.neg,
+    "relu": torch.relu,
+    "sqrt_abs": lambda t: t.abs().sqrt(),
+    "exp_tanh": lambda t: t.tanh().exp(),
+    "scale": lambda t: t * 1.5 - 0.25,
+}
+
+BINARY = {
+    "add": torch.add,
+    "sub": torch.sub,
+    "mul": torch.mul,
+    "div": lambda a, b: a / (b.abs() + 1),
+    "maximum": torch.maximum,
+}
+
+
+def step_unary(p):
+    name = p.draw(st.sampled_from(sorted(UNARY)))
+    p.apply(f"{name}({{}})", UNARY[name], p.pick())
+
+
+def step_reduce(p):
+    x = p.pick()
+    name = p.draw(st.sampled_from(sorted(REDUCTIONS)))
+    d = dims_of(p, x.cpu)
+    keep = p.draw(st.booleans())
+    fn = REDUCTIONS[name]
+    if name == "var" and (x.cpu.numel() if d is None else
+                          torch.Size([x.cpu.shape[i] for i in d]).numel()) < 2:
+        name, fn = "sum", REDUCTIONS["sum"]
+    p.apply(f"{name}({{}}, {d}, keepdim={keep})", lambda t: fn(t, d, keep), x)
+
+
+def step_normalize(p):
+    """A value combined with its own statistics read back through a broadcast."""
+    x = p.pick()
+    d = dims_of(p, x.cpu)
+    dd = d if d is not None else tuple(range(x.cpu.dim()))
+    kind = p.draw(st.sampled_from(["center", "share", "scale_max", "standardize", "layer"]))
+    if kind == "center":
+        fn = lambda t: t - t.mean(dd, keepdim=True)  # noqa: E731
+    elif kind == "share":
+        fn = lambda t: t.abs() / (t.abs().sum(dd, keepdim=True) + 1)  # noqa: E731
+    elif kind == "scale_max":
+        fn = lambda t: t * t.amax(dd, keepdim=True).reciprocal().nan_to_num(0)  # noqa: E731
+    elif kind == "standardize":
+        fn = lambda t: (t - t.mean(dd, keepdim=True)) / (t.std(dd, keepdim=True, correction=0) + 1)  # noqa: E731,E501
+    else:
+        n = p.draw(st.integers(1, max(x.cpu.dim(), 1)))
+        fn = lambda t: torch.nn.functional.layer_norm(t, t.shape[t.dim() - n:])  # noqa: E731
+    p.apply(f"{kind}({{}}, {d})", fn, x)
+
+
+def step_softmax(p):
+    x = p.pick()
+    d = one_dim(p, x.cpu)
+    kind = p.draw(st.sampled_from(["softmax", "log_softmax", "cumsum", "logcumsumexp"]))
+    fns = {"softmax": lambda t: torch.softmax(t, d), "log_softmax": lambda t: torch.log_softmax(t, d),
+           "cumsum": lambda t: torch.cumsum(t, d), "logcumsumexp": lambda t: torch.logcumsumexp(t, d)}
+    p.apply(f"{kind}({{}}, {d})", fns[kind], x)
+
+
+def step_binary(p):
+    """Two values broadcast together: one may be a reduction of the other's shape."""
+    a, b = p.pick(), p.pick()
+    try:
+        torch.broadcast_shapes(a.cpu.shape, b.cpu.shape)
+    except RuntimeError:
+        # Reduce b to a shape that broadcasts against a: its statistics over all dims.
+        name = p.draw(st.sampled_from(["sum", "amax", "mean"]))
+        fn = REDUCTIONS[name]
+        b = p.add(fn(b.cpu, None, False), fn(b.dev, None, False),
+                  fn(b.ref, None, False) if p.reference else None, f"{name}({b.name})")
+        # a stays held here even if the pool dropped it
+    name = p.draw(st.sampled_from(sorted(BINARY)))
+    p.apply(f"{name}({{}}, {{}})", BINARY[name], a, b)
+
+
+def step_view(p):
+    x = p.pick(floating=False)
+    t = x.cpu
+    kind = p.draw(st.sampled_from(["transpose", "slice", "unsqueeze", "flip", "contiguous"]))
+    if kind == "transpose" and t.dim() >= 2:
+        perm = tuple(p.draw(st.permutations(range(t.dim()))))
+        p.apply(f"{{}}.permute({perm})", lambda v: v.permute(perm), x)
+    elif kind == "slice" and t.dim() >= 1:
+        d = one_dim(p, t)
+        n = t.shape[d]
+        start = p.draw(st.integers(0, max(n - 1, 0)))
+        step = p.draw(st.integers(1, 3))
+        p.apply(f"{{}}.narrow-step({d}, {start}::{step})",
+                lambda v: v.transpose(0, d)[start::step].transpose(0, d), x)
+    elif kind == "unsqueeze":
+        d = p.draw(st.integers(0, t.dim()))
+        p.apply(f"{{}}.unsqueeze({d})", lambda v: v.unsqueeze(d), x)
+    elif kind == "flip" and t.dim() >= 1:
+        d = one_dim(p, t)
+        p.apply(f"{{}}.flip({d})", lambda v: v.flip(d), x)
+    else:
+        p.apply("{}.contiguous()", lambda v: v.contiguous(), x)
+
+
+def step_arg(p):
+    """An arg reduction, used as an integer value and as an offset into a float one."""
+    x = p.pick()
+    t = x.cpu
+    name = p.draw(st.sampled_from(["argmax", "argmin"]))
+    if t.dim() and p.draw(st.booleans()):
+        d = one_dim(p, t)
+        keep = p.draw(st.booleans())
+        p.apply(f"{name}({{}}, {d}, keepdim={keep})", lambda v: getattr(v, name)(d, keep), x)
+    else:
+        p.apply(f"{{0}} + {name}({{0}})", lambda v: v + getattr(v, name)().to(v.dtype) / 1000, x)
+
+
+def step_write(p):
+    """An in-place write of a value computed from its own statistics: into a fresh copy,
+    or into the value itself (which every alias of it in the pool then sees)."""
+    x = p.pick()
+    d = dims_of(p, x.cpu)
+    dd = d if d is not None else tuple(range(x.cpu.dim()))
+    if p.draw(st.booleans()):
+        p.apply(f"{{}}.sub_(mean {d})", lambda t: t.sub_(t.mean(dd, keepdim=True)), x)
+        return
+
+    def fn(t):
+        c = t.clone()
+        c.sub_(c.mean(dd, keepdim=True)).mul_(0.5)
+        return c
+    p.apply(f"clone({{}}).sub_(mean {d}).mul_(0.5)", fn, x)
+
+
+def step_realize(p):
+    """A value read on the host, or everything synchronized."""
+    if p.draw(st.booleans()):
+        v = p.pick(floating=False)
+        note(f"read {v.name}")
+        v.check()
+    else:
+        note("sync")
+        loom.sync()
+
+
+STEPS = ([step_unary] * 2 + [step_reduce] * 3 + [step_normalize] * 3 + [step_softmax] * 2 +
+         [step_binary] * 3 + [step_view] * 2 + [step_arg] + [step_write] + [step_realize])
+
+
+def run_program(data):
+    shape = data.draw(st.sampled_from(SHAPES), label="shape")
+    # One dtype per program: a float32 value's rounding carried into float64 would pass the
+    # float64 tolerance.
+    dtype = data.draw(st.sampled_from(DTYPES), label="dtype")
+    p = Program(data, reference=dtype == torch.float32)
+    for i in range(data.draw(st.integers(1, 2), label="inputs")):
+        if i and data.draw(st.booleans()):
+            shape = data.draw(st.sampled_from(SHAPES), label="shape")
+        g = torch.Generator().manual_seed(len(p.pool) * 7919 + shape[-1])
+        c = (torch.rand(shape, generator=g, dtype=torch.float64) * 4 - 2).to(dtype)
+        ref = c.double() if p.reference else None
+        if data.draw(st.booleans(), label="realized"):
+            p.add(c, c.to(D), ref, f"input {list(shape)} {dtype}")
+        else:  # a pending value, never realized before the program reads it
+            p.add(c, c.to(D) * 1, ref, f"input {list(shape)} {dtype} (pending)")
+    if not data.draw(st.integers(0, 3), label="sync inputs"):
+        loom.sync()
+    for _ in range(data.draw(st.integers(1, MAX_STEPS), label="steps")):
+        data.draw(st.sampled_from(STEPS), label="step")(p)
+    p.check_all()
+
+
+@settings(max_examples=EXAMPLES, deadline=None, derandomize=SEED is None, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                 HealthCheck.filter_too_much])
+@given(st.data())
+def test_random_dataflow(data):
+    loom.reset_metrics()
+    run_program(data)
+    fallbacks = loom.metrics()["fallbacks"]
+    assert fallbacks == {}, f"fell back to CPU: {fallbacks}"
+
+
+if SEED is not None:
+    test_random_dataflow = seed(int(SEED))(test_random_dataflow)
+
+
+def test_fusion_fuzz_check_catches_a_mismatch():
+    """The comparison itself: a wrong value, dtype or layout is reported."""
+    c = torch.arange(6.0).view(2, 3)
+    with pytest.raises(Mismatch, match="values differ"):
+        check(torch.zeros(2, 3, device=D), c, "x")
+    with pytest.raises(Mismatch, match="layout"):
+        check(torch.arange(6.0, device=D).view(3, 2).t(), c, "x")
+    with pytest.raises(Mismatch, match="dtype"):
+        check(torch.zeros(2, 3, device=D, dtype=torch.float64), c, "x")
