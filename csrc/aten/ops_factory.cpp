@@ -70,8 +70,10 @@ int64_t vector_bytes() {
   return bytes;
 }
 
-// Values agree with CPU's to within an ulp of max(|start|, |end|): where the compilers
-// contract a product and a sum into an fma differently, near-zero results differ more.
+// Values agree with CPU's to within an ulp of max(|start|, |end|) where the CPU's build
+// contracted differently; its compiler formed an fma of each base's product and sum (`start +
+// step * i`, and the lanes' `base + j * step`), which Loom computes as such (MulAdd) for
+// float and double; half types round after every operation.
 // CPU's loop: within full vector blocks of `vec` elements, element c + j of the vector at c
 // is base(c) + j * step, with base(c) the two-sided formula at c, rounded to the result
 // type; the tail uses the formula per element. Emulated for the single-task case. `a`, `b`
@@ -85,10 +87,16 @@ NodeRef linspace_value(double a, double b, double st, DType t, DType c, int64_t 
                        int64_t vec, const Shape& s) {
   NodeRef stepc = cf(st, c, s);
   auto mul = [&](const NodeRef& x, const NodeRef& y) { return rounded(binary(Op::Mul, x, y), t); };
+  const bool fused = is_floating(c) && !is_complex(c) && !is_reduced_float(t);
+  // z + x * y, rounded once where the CPU's compiler fused it.
+  auto mul_add_to = [&](const NodeRef& z, const NodeRef& x, const NodeRef& y) {
+    return fused ? mul_add(x, y, z) : rounded(binary(Op::Add, z, mul(x, y)), t);
+  };
   auto formula = [&](const NodeRef& idx) {
-    NodeRef lo = rounded(binary(Op::Add, cf(a, c, s), mul(stepc, rounded(idx, t))), t);
+    NodeRef lo = mul_add_to(cf(a, c, s), stepc, rounded(idx, t));
     NodeRef back = rounded(binary(Op::Sub, cf(double(steps - 1), c, s), idx), t);
-    NodeRef hi = rounded(binary(Op::Sub, cf(b, c, s), mul(stepc, back)), t);
+    NodeRef hi = fused ? mul_add(unary(Op::Neg, stepc), back, cf(b, c, s))
+                       : rounded(binary(Op::Sub, cf(b, c, s), mul(stepc, back)), t);
     NodeRef first = binary(Op::Lt, idx, cf(double(steps / 2), c, s));
     NodeRef r = where(first, lo, hi);
     return is_integral(t) ? unary(Op::Trunc, r) : r;  // stored as scalar_t
@@ -99,7 +107,7 @@ NodeRef linspace_value(double a, double b, double st, DType t, DType c, int64_t 
     NodeRef j = binary(Op::Fmod, i, cf(double(vec), c, s));
     NodeRef base = formula(binary(Op::Sub, i, j));
     NodeRef in_vec = binary(Op::Lt, i, cf(double(steps / (2 * vec) * 2 * vec), c, s));
-    v = where(in_vec, rounded(binary(Op::Add, base, mul(rounded(j, t), stepc)), t), v);
+    v = where(in_vec, mul_add_to(base, rounded(j, t), stepc), v);
   }
   if (is_integral(t)) v = unary(Op::Trunc, v);
   return v;

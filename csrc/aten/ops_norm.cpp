@@ -85,11 +85,15 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm(const Tensor& input, at::IntArrayR
   NodeRef centered = binary(Op::Sub, x, mu);
   NodeRef var = mean_over(binary(Op::Mul, centered, centered), axes, count);
   NodeRef r = unary(Op::Rsqrt, binary(Op::Add, var, scalar(eps, acc, s)));
-  // x * rstd - rstd * mean, as the CPU's kernel forms it: when the variance is tiny next to
-  // eps, the two products cancel and the rounding left over is the CPU's.
-  NodeRef y = binary(Op::Add, binary(Op::Mul, x, r), unary(Op::Neg, binary(Op::Mul, r, mu)));
-  if (has(weight)) y = binary(Op::Mul, y, along(cast(read_tensor(*weight), acc), s, axis));
-  if (has(bias)) y = binary(Op::Add, y, along(cast(read_tensor(*bias), acc), s, axis));
+  // x * rstd - rstd * mean, as the CPU's kernel forms it (the first product fused with the
+  // sum, as its compiler fused them): when the variance is tiny next to eps, the two
+  // products cancel and the rounding left over is the CPU's. Then y * gamma + beta, fused.
+  NodeRef y = mul_add(x, r, unary(Op::Neg, binary(Op::Mul, r, mu)));
+  NodeRef gamma = has(weight) ? along(cast(read_tensor(*weight), acc), s, axis) : nullptr;
+  NodeRef beta = has(bias) ? along(cast(read_tensor(*bias), acc), s, axis) : nullptr;
+  if (gamma && beta) y = mul_add(y, gamma, beta);
+  else if (gamma) y = binary(Op::Mul, y, gamma);
+  else if (beta) y = binary(Op::Add, y, beta);
   assign(out, cast(y, t));
   // mean and rstd keep the normalized dims as size 1.
   Shape stat = shape_of(mean.sizes());
@@ -128,7 +132,7 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_backward(
   NodeRef mu = expand(cast(read_tensor(mean), acc), s), r = expand(cast(read_tensor(rstd), acc), s);
   // The CPU's forms: x̂ = rstd x - rstd mean, and the input gradient as
   // rstd g + b x + c from the row sums of g and g x (g = dy * gamma).
-  NodeRef xhat = binary(Op::Add, binary(Op::Mul, r, x), unary(Op::Neg, binary(Op::Mul, r, mu)));
+  NodeRef xhat = mul_add(r, x, unary(Op::Neg, binary(Op::Mul, r, mu)));
   auto per_feature = [&](const NodeRef& v, const Tensor& like) {
     NodeRef sum = reduce(ReduceKind::Sum, v, outer, acc);
     Shape ws = shape_of(like.sizes());
@@ -149,10 +153,11 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_backward(
     NodeRef ds = sum_over(w ? mul(mul(go, x), w) : mul(go, x));
     NodeRef db = sum_over(w ? mul(go, w) : go);
     NodeRef scale = scalar(1.0 / double(count), acc, s);
-    NodeRef b = mul(mul(mul(mul(binary(Op::Sub, mul(db, mu), ds), r), r), r), scale);
-    NodeRef c = binary(Op::Sub, mul(unary(Op::Neg, b), mu), mul(mul(db, r), scale));
-    NodeRef ry = w ? mul(mul(r, go), w) : mul(r, go);
-    NodeRef v = binary(Op::Add, binary(Op::Add, ry, mul(b, x)), c);
+    // Each first product fused with the sum that reads it, as the CPU's compiler fused them.
+    NodeRef b = mul(mul(mul(mul(mul_add(db, mu, unary(Op::Neg, ds)), r), r), r), scale);
+    NodeRef c = mul_add(unary(Op::Neg, b), mu, unary(Op::Neg, mul(mul(db, r), scale)));
+    NodeRef ry = w ? mul_add(mul(r, go), w, mul(b, x)) : mul_add(r, go, mul(b, x));
+    NodeRef v = binary(Op::Add, ry, c);
     gi = empty_loom(input.sizes(), input.scalar_type());
     assign(gi, cast(v, t));
   } else if (mask[0]) {

@@ -528,6 +528,10 @@ std::string c_op(Op op, DType in, DType out, const std::vector<std::string>& a) 
       break;
     }
     case Op::Where: e = "(LOOM_UNPREDICTABLE(" + x(0) + ") ? " + x(1) + " : " + x(2) + ")"; break;
+    case Op::MulAdd:  // half types compute in float, one rounding there, as the CPU's
+      e = std::string(T == std::string("double") ? "__builtin_fma(" : "__builtin_fmaf(") + a[0] +
+          ", " + a[1] + ", " + a[2] + ")";
+      break;
     case Op::Complex:
       e = "__builtin_complex((" + T + ")" + x(0) + ", (" + T + ")" + x(1) + ")";
       break;

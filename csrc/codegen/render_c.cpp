@@ -21,47 +21,25 @@ std::string index_str(const LKernel& k, const Affine& a) {
   return s;
 }
 
-Renderer::Renderer(const LKernel& kernel) : k(kernel), uses(kernel.nodes.size()) {
-  for (const LNode& n : k.nodes)
-    for (int s : n.src) ++uses[size_t(s)];
-  if (k.root >= 0) ++uses[size_t(k.root)];
-  if (k.out_dyn >= 0) ++uses[size_t(k.out_dyn)];
-  for (const LOutput& o : k.extra) ++uses[size_t(o.root)];
-}
+Renderer::Renderer(const LKernel& kernel) : k(kernel) {}
 
-// NOTE [Explicit contraction]: a product added to something is rendered as one fma, as
-// compilers contract `x * y + z` across statements when allowed (-ffp-contract=fast), but
-// decided here, on the graph; the compiler contracts only within one expression
-// (-ffp-contract=on), which the source alone decides. Across statements a compiler
-// contracts by the code it has reached: after loop-invariant code motion, unrolling or
-// vectorization, or at another optimization level, the same source can round differently,
-// and a kernel compiled quickly first and optimized later (NOTE [Compile tiers],
-// runtime/compiler.cpp) must give the same bits both times. The rule is the compilers'
-// own: a float32/float64 Mul read by nothing else fuses into the Add or Sub that reads it
-// (the first operand's when both are products), or into a sum's accumulation; one that is
-// also stored, or read back from a row cache, stays a rounded product. Float16 and
-// bfloat16 products are rounded to their dtype first, so they never fuse.
-int Renderer::fusable_mul(int id) const {
-  const LNode& n = k.nodes[id];
-  if (n.op != Op::Mul || uses[size_t(id)] != 1 || find(id)) return -1;
-  if (n.dtype != DType::Float32 && n.dtype != DType::Float64) return -1;
-  for (int s : n.src)
-    if (k.nodes[s].dtype != n.dtype) return -1;
-  return id;
-}
-
-std::string Renderer::fma(DType t, const std::string& x, const std::string& y,
-                          const std::string& z) {
-  return std::string(t == DType::Float32 ? "__builtin_fmaf(" : "__builtin_fma(") + x + ", " + y +
-         ", " + z + ")";
-}
-
+// NOTE [No contraction]: a product and the sum that reads it are rounded apart, as the
+// CPU's kernels round each op, never fused into one fma across nodes. A value computed
+// again in another kernel must come out with the same bits: amax's gradient compares its
+// input, recomputed in the backward, with the max the forward computed, and a mask that
+// matched nothing gave a zero gradient (and 0/0 where it divides by the matches). A rule
+// that contracted a product read by nothing else in the kernel (as compilers do) gave
+// `t1 + t1 * t2` an fma in the forward's kernel and two roundings in a backward kernel that
+// read the product again; whether a product is inline or read back from its tensor's
+// storage depends on what was realized before, so no rule by kernel can hold. Contracting
+// bought nothing measurable (the bench's chain, softmax and layer norm within noise). The
+// compilers contract only within one C expression (-ffp-contract=on), which each node's own
+// statement is, so the quick and optimized compiles (NOTE [Compile tiers],
+// runtime/compiler.cpp) give the same bits too. Where the CPU's kernels compute an fma
+// (add and sub with an alpha, layer norm's affine steps, linspace's bases), the graph has
+// one node for it (MulAdd), which every kernel computes alike; inside the math prelude's
+// functions, products fuse where their formulas say (LOOM_FMAF).
 std::string Renderer::sum_with(DType t, const std::string& acc, int id, int depth) {
-  if (k.nodes[id].dtype == t && fusable_mul(id) >= 0) {
-    const LNode& m = k.nodes[id];
-    std::string x = emit(m.src[0], depth), y = emit(m.src[1], depth);
-    return fma(t, x, y, acc);
-  }
   return c_reduce_combine(ReduceKind::Sum, t, acc, emit(id, depth));
 }
 
@@ -172,21 +150,6 @@ std::string Renderer::emit(int id, int depth) {
                    emit(n.src[1], depth));
       break;
     default: {
-      const bool wide = n.dtype == DType::Float32 || n.dtype == DType::Float64;
-      if ((n.op == Op::Add || n.op == Op::Sub) && wide && k.nodes[n.src[0]].dtype == n.dtype &&
-          k.nodes[n.src[1]].dtype == n.dtype) {  // NOTE [Explicit contraction]
-        const int m0 = fusable_mul(n.src[0]), m1 = m0 >= 0 ? -1 : fusable_mul(n.src[1]);
-        if (m0 >= 0 || m1 >= 0) {
-          const LNode& m = k.nodes[m0 >= 0 ? m0 : m1];
-          std::string x = emit(m.src[0], depth), y = emit(m.src[1], depth);
-          std::string z = emit(n.src[m0 >= 0 ? 1 : 0], depth);
-          if (m0 >= 0)  // x * y + z, x * y - z
-            e = fma(n.dtype, x, y, n.op == Op::Add ? z : "-" + z);
-          else  // z + x * y, z - x * y
-            e = fma(n.dtype, n.op == Op::Add ? x : "-" + x, y, z);
-          break;
-        }
-      }
       // NOTE [Integer division] by a constant power of two (a pooling index's row and column,
       // `i // 2`, `i % 8`): a floor quotient is an arithmetic shift and the remainder a mask,
       // vectorized, where the quotient through doubles of an int64 took some twenty

@@ -257,9 +257,17 @@ void Renderer::render_scatter_store(int depth) {
   const DType t = k.out_dtype;
   if (k.combine == int(ReduceKind::Sum) && (t == DType::Float32 || t == DType::Float64) &&
       k.nodes[k.root].dtype == t) {
-    // A scatter-add's accumulation contracts a product as a sum's does (NOTE [Explicit
-    // contraction]): index_add's alpha * source, one rounding as on the CPU.
-    const std::string sum = sum_with(t, "old", k.root, depth);
+    // index_add's alpha * source is added with one rounding, as on the CPU (an add with an
+    // alpha). The value is this scatter's alone, so no other kernel computes it again
+    // (NOTE [No contraction] in render_c.cpp).
+    const LNode& r = k.nodes[k.root];
+    std::string sum;
+    if (r.op == Op::Mul && k.nodes[r.src[0]].dtype == t && k.nodes[r.src[1]].dtype == t &&
+        k.nodes[r.src[1]].op == Op::Const)
+      sum = std::string(t == DType::Float32 ? "__builtin_fmaf(" : "__builtin_fma(") +
+            emit(r.src[0], depth) + ", " + emit(r.src[1], depth) + ", old)";
+    else
+      sum = sum_with(t, "old", k.root, depth);
     line(depth, "{ " + std::string(compute_ctype(t)) + " old = " + c_load(t, at) + ";");
     line(depth + 1, "old = " + sum + ";");
     line(depth + 1, at + " = " + c_store(t, "old") + "; }");

@@ -86,9 +86,6 @@ struct Renderer {
   // Reductions emitted in a joint loop, or about to be (NOTE [Joint reductions]).
   std::set<int> joined;
 
-  // How many nodes, stores and scatter indices read each node (NOTE [Explicit contraction]).
-  std::vector<int> uses;
-
   explicit Renderer(const LKernel& kernel);
 
   void line(int depth, const std::string& s) { os << std::string(2 * depth, ' ') << s << "\n"; }
@@ -146,11 +143,8 @@ struct Renderer {
   // innermost output loop in (`outer`: the output vars outside it) at `depth`, before it.
   void hoist_invariant_loads(const std::vector<int>& outer, int depth);
   std::string emit(int id, int depth);
-  // NOTE [Explicit contraction]: the float Mul that `id` names, when it may fuse into its
-  // one reader as an fma; -1 otherwise. fma(x, y, z) renders x * y + z rounded once.
-  int fusable_mul(int id) const;
-  std::string fma(DType t, const std::string& x, const std::string& y, const std::string& z);
-  // `acc` plus the value of node `id`, an fma where `id` is a fusable Mul of type `t`.
+  // `acc` plus the value of node `id`, of type `t`, rounded as the CPU rounds (NOTE [No
+  // contraction]).
   std::string sum_with(DType t, const std::string& acc, int id, int depth);
   // Stores the kernel's outputs beside p0 (k.extra) at the current loop indices.
   void store_extras(int depth);

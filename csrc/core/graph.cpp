@@ -67,8 +67,25 @@ void check(bool ok, const char* what) {
 }
 
 // A complex value converted to a real dtype keeps its real part, as PyTorch's casts do.
+// A double as the nearest value of a half type, through float as c10's conversions go.
+double to_reduced_float(double d, DType t) {
+  const float f = float(d);
+  if (t == DType::Float16) return double(float(_Float16(f)));
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return d;  // NaN
+  u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
+  float r;
+  std::memcpy(&r, &u, 4);
+  return double(r);
+}
+
+// A constant of a half type holds a value of that type, as a CPU scalar converted to it
+// does (add's alpha, a Python number in a bfloat16 op): computed in float, it would
+// otherwise carry more precision than the CPU's.
 Scalar normalize(const Scalar& s, DType t) {
   if (is_complex(t)) return Scalar::of_complex(s.to_double(), s.is_int ? 0.0 : s.im);
+  if (is_reduced_float(t)) return Scalar::of_float(to_reduced_float(s.to_double(), t));
   if (is_floating(t)) return Scalar::of_float(s.to_double());
   if (t == DType::Bool) return Scalar::of_int(s.is_int ? s.i != 0 : s.f != 0);
   return Scalar::of_int(s.is_int ? s.i : int64_t(s.f));
@@ -284,6 +301,14 @@ NodeRef where(const NodeRef& cond, const NodeRef& a, const NodeRef& b) {
   check(cond->shape == a->shape && a->shape == b->shape, "where on different shapes");
   check(cond->dtype == DType::Bool && a->dtype == b->dtype, "where dtypes");
   return make_node(Op::Where, a->dtype, a->shape, {cond, a, b});
+}
+
+NodeRef mul_add(const NodeRef& a, const NodeRef& b, const NodeRef& c) {
+  check(a->shape == b->shape && b->shape == c->shape, "mul_add on different shapes");
+  check(a->dtype == b->dtype && b->dtype == c->dtype && is_floating(a->dtype) &&
+            !is_complex(a->dtype),
+        "mul_add of non-floating or mixed dtypes");
+  return make_node(Op::MulAdd, a->dtype, a->shape, {a, b, c});
 }
 
 NodeRef cast(const NodeRef& a, DType dtype) {

@@ -109,6 +109,9 @@ NodeRef rand_normal(DType dtype, const Shape& shape, uint64_t seed, uint64_t off
 NodeRef unary(Op op, const NodeRef& a);                    // result dtype of a (or Bool)
 NodeRef binary(Op op, const NodeRef& a, const NodeRef& b);  // equal dtypes required
 NodeRef where(const NodeRef& cond, const NodeRef& a, const NodeRef& b);
+// a * b + c of floating values, rounded once (an fma): what the CPU's kernels compute for
+// add and sub with an alpha (NOTE [No contraction] in codegen/render_c.cpp).
+NodeRef mul_add(const NodeRef& a, const NodeRef& b, const NodeRef& c);
 NodeRef cast(const NodeRef& a, DType dtype);
 
 // --- movement of computed values ---

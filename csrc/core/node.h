@@ -53,7 +53,7 @@ namespace loom {
   X(Shr, 2, Binary) X(Complex, 2, Binary) X(Zeta, 2, Binary)                         \
   X(CopySign, 2, Binary) X(NextAfter, 2, Binary) X(Gcd, 2, Binary)                  \
   X(Polynomial, 2, Binary) X(Igamma, 2, Binary)                                      \
-  X(Where, 3, Ternary)                                                               \
+  X(Where, 3, Ternary) X(MulAdd, 3, Ternary)                                         \
   X(Reduce, 1, Reduce) X(Scan, 1, Scan)
 
 enum class Op : uint8_t {

@@ -32,8 +32,8 @@ namespace {
 // loops completely more than 4 times. -fno-trapping-math lets if-conversion evaluate
 // both sides of a select (what PyTorch's own build uses; no value changes);
 // -fopenmp-simd enables the `omp simd` lane loops of reductions. Products fuse into FMAs
-// only within one C expression (-ffp-contract=on; gcc before 14 reads it as off) and where
-// the renderer writes fmas (NOTE [Explicit contraction]). Linking without the
+// only within one C expression (-ffp-contract=on; gcc before 14 reads it as off), never
+// across the renderer's statements (NOTE [No contraction]). Linking without the
 // C runtime (-nostdlib, libm and libgcc named) saves a quarter of a small kernel's time.
 const char* kFlags =
     "-O3 -march=native --param vect-epilogues-nomask=0 -fno-predictive-commoning "
@@ -167,8 +167,8 @@ CompiledKernel::~CompiledKernel() {
 // work wants an optimized kernel, finding a quick one of the same source (a kernel's
 // source does not always depend on its sizes), has it optimized at once. LOOM_QUICK_RUNS
 // sets the run (0: quick kernels stay so, which the tests comparing tiers use). The two
-// compiles give the same bits: the source decides every rounding (FMA contraction
-// included, NOTE [Explicit contraction] in codegen/render_c.cpp) and floating point is
+// compiles give the same bits: the source decides every rounding (FMAs included, NOTE
+// [No contraction] in codegen/render_c.cpp) and floating point is
 // strict at every level. The disk cache keeps each tier's object under its own key; an
 // optimized one found there is loaded in place of a quick compile. LOOM_QUICK_WORK sets
 // the limit (0: every kernel is compiled optimized).

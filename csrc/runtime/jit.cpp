@@ -45,7 +45,7 @@ namespace jit {
 // longer. The flags are the external compiler's (NOTE [Kernel flags]) in clang's
 // spelling, resolved once by clang's driver for this machine (-march=native); FMAs are
 // formed only within one C expression (-ffp-contract=on: the prelude's formulas, written
-// as the CPU's code that gcc contracts) and where the renderer writes them (NOTE [Explicit
+// as the CPU's code that gcc contracts) and where the graph has one (MulAdd; NOTE [No
 // contraction]), and 512-bit vectors are asked for where the machine has them: gcc used them
 // for the reductions' 32-lane loops, and clang's 256-bit default made the softmax and
 // layer-norm kernels 20-40% slower. Library calls stay scalar calls into libm, as with

@@ -1,6 +1,6 @@
 """Compile tiers (NOTE [Compile tiers] in runtime/compiler.cpp): kernels over little work are
 compiled at -O0 first and optimized once they have run enough; both compiles give the same
-bits (NOTE [Explicit contraction] in codegen/render_c.cpp), and the disk cache prefers the
+bits (NOTE [No contraction] in codegen/render_c.cpp), and the disk cache prefers the
 optimized object."""
 import os
 import subprocess
@@ -78,21 +78,39 @@ def test_quick_and_optimized_kernels_give_the_same_bits(tmp_path):
     assert not differ
 
 
-def test_products_fuse_into_one_rounding():
-    # x * y + z rounds once, as CPU compilers contract it: decided by the renderer.
+def test_products_round_as_on_the_cpu():
+    # NOTE [No contraction]: x * y + z rounds twice, as the CPU's ops do; an add with an
+    # alpha rounds once, as the CPU's fmadd does.
     x = torch.tensor([1 + 2 ** -23], dtype=torch.float32)
     z = torch.tensor([-(1 + 2 ** -22)], dtype=torch.float32)
     lx, lz = x.to(loom.device), z.to(loom.device)
-    fused = (lx * lx + lz).cpu()
-    assert fused.item() == 2.0 ** -46  # the exact product's tail, not 0
-    assert ((lz + lx * lx).cpu()).item() == 2.0 ** -46
-    assert ((lx * lx - (-lz)).cpu()).item() == 2.0 ** -46
-    # A product stored beside the sum is the rounded product.
-    p = lx * lx
-    assert p.cpu().item() == (x * x).item()
+    assert (lx * lx + lz).cpu().item() == (x * x + z).item() == 0.0
+    assert (lz + lx * lx).cpu().item() == 0.0
+    assert (lx * lx - (-lz)).cpu().item() == 0.0
+    alpha = 1 + 2 ** -23
+    assert torch.add(lz, lx, alpha=alpha).cpu().item() == torch.add(z, x, alpha=alpha).item()
+    assert torch.add(z, x, alpha=alpha).item() == 2.0 ** -46  # the exact product's tail
+    assert torch.sub(lz, lx, alpha=-alpha).cpu().item() == 2.0 ** -46
     # Half products are rounded to half first.
     h = torch.tensor([1 + 2 ** -10], dtype=torch.float16).to(loom.device)
     assert (h * h - 1).cpu().item() == (torch.tensor([1 + 2 ** -10], dtype=torch.float16) ** 2 - 1).item()
+
+
+def test_a_value_recomputed_in_another_kernel_has_the_same_bits():
+    # amax's gradient compares its input, computed again in the backward's kernel, with the
+    # max: `t1 + t1 * t2` once rounded differently there and the gradient came out 0.
+    g = torch.Generator().manual_seed(7)
+    c1, c2 = (torch.rand(7, generator=g) * 4 - 2 for _ in range(2))
+    grads = []
+    for dev in ("cpu", loom.device):
+        l1, l2 = c1.clone().to(dev).requires_grad_(), c2.clone().to(dev).requires_grad_()
+        t1, t2 = l1 * 1, l2 * 1
+        t4 = t1 * t2
+        t8 = t1 + t4
+        ((t8.amax() * -1.5) + (t4 * 2).sum() + t8.sum()).backward()
+        grads.append((l1.grad.cpu(), l2.grad.cpu()))
+    for a, b in zip(*grads):
+        torch.testing.assert_close(b, a)
 
 
 TIERS = r"""

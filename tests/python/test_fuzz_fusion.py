@@ -9,7 +9,9 @@ what it inlines (NOTE [Live state]), so the program keeps a small pool of values
 older ones at random; realizations happen at random points (a value read on the host, a
 sync), so each value is fused with or without its neighbours. Shapes cross the thresholds
 of the scheduler: a whole reduction placed before the output loops or in a kernel of its
-own (NOTE [Whole reductions]), split reductions from 2^19 elements.
+own (NOTE [Whole reductions]), split reductions from 2^19 elements. A third of the
+programs then take the gradient of a weighted sum of their values with respect to their
+inputs, which brings the backward's fusion in (cohorts, shared statistics).
 
 Every value is compared with the CPU's: dtype, sizes, strides, and values. Floating point
 values agree within a tolerance, widened where the CPU's own float32 result strays from
@@ -76,10 +78,15 @@ def check(got, want, what, ref=None):
 
 class Value:
     """One value of the program: on the CPU, on Loom, and (float32 programs) on the CPU in
-    float64."""
+    float64. `noisy`: some element of it, or of a value it was computed from, is mostly
+    rounding noise (its float32 value strays from the float64 one by more than a thousandth:
+    the mean of centered values), where a gradient's sign may flip (abs) or blow up (sqrt),
+    on either device."""
 
-    def __init__(self, cpu, dev, ref, name):
+    def __init__(self, cpu, dev, ref, name, noisy=False):
         self.cpu, self.dev, self.ref, self.name = cpu, dev, ref, name
+        self.noisy = noisy or (ref is not None and cpu.dtype.is_floating_point and bool(
+            ((cpu.double() - ref).abs() > 1e-3 * ref.abs() + 1e-30).any()))
 
     def check(self):
         check(self.dev, self.cpu, self.name, self.ref)
@@ -95,14 +102,14 @@ class Program:
     def draw(self, strategy, label=None):
         return self.data.draw(strategy, label=label)
 
-    def add(self, cpu, dev, ref, how):
+    def add(self, cpu, dev, ref, how, noisy=False):
         self.count += 1
         name = f"t{self.count}"
         note(f"{name} = {how}")
         if cpu.dtype != dev.dtype or cpu.shape != dev.shape:
             raise Mismatch(f"{how}: {dev.dtype} {tuple(dev.shape)} != {cpu.dtype} "
                            f"{tuple(cpu.shape)}")
-        self.pool.append(Value(cpu, dev, ref, name))
+        self.pool.append(Value(cpu, dev, ref, name, noisy))
         if len(self.pool) > MAX_POOL:
             dropped = self.pool.pop(self.draw(st.integers(0, len(self.pool) - 2)))
             note(f"del {dropped.name}")
@@ -129,7 +136,7 @@ class Program:
         got = fn(*[e.dev for e in entries])
         ref = fn(*[e.ref for e in entries]) if self.reference else None
         event(how.split("(")[0])
-        self.add(want, got, ref, text)
+        self.add(want, got, ref, text, any(e.noisy for e in entries))
 
     def check_all(self):
         note("check")
@@ -232,13 +239,15 @@ def step_binary(p):
     """Two values broadcast together: one may be a reduction of the other's shape."""
     a, b = p.pick(), p.pick()
     try:
-        torch.broadcast_shapes(a.cpu.shape, b.cpu.shape)
+        # An outer product of two large values (a column against a long row) is too big.
+        if torch.broadcast_shapes(a.cpu.shape, b.cpu.shape).numel() > (1 << 21):
+            raise RuntimeError("too large")
     except RuntimeError:
         # Reduce b to a shape that broadcasts against a: its statistics over all dims.
         name = p.draw(st.sampled_from(["sum", "amax", "mean"]))
         fn = REDUCTIONS[name]
         b = p.add(fn(b.cpu, None, False), fn(b.dev, None, False),
-                  fn(b.ref, None, False) if p.reference else None, f"{name}({b.name})")
+                  fn(b.ref, None, False) if p.reference else None, f"{name}({b.name})", b.noisy)
         # a stays held here even if the pool dropped it
     name = p.draw(st.sampled_from(sorted(BINARY)))
     p.apply(f"{name}({{}}, {{}})", BINARY[name], a, b)
@@ -287,15 +296,19 @@ def step_write(p):
     x = p.pick()
     d = dims_of(p, x.cpu)
     dd = d if d is not None else tuple(range(x.cpu.dim()))
-    if p.draw(st.booleans()):
+    # Not into a value that requires grad from its own statistics: PyTorch 1.13 then leaks
+    # the tensor and its graph (a reference cycle through autograd's C++ nodes, on the CPU
+    # as on Loom: `y = x * 1; y.sub_(y.mean(1, keepdim=True))` with x requiring grad), and
+    # thousands of programs ran out of memory. The copy subtracts the original's.
+    if not x.cpu.requires_grad and p.draw(st.booleans()):
         p.apply(f"{{}}.sub_(mean {d})", lambda t: t.sub_(t.mean(dd, keepdim=True)), x)
         return
 
     def fn(t):
         c = t.clone()
-        c.sub_(c.mean(dd, keepdim=True)).mul_(0.5)
+        c.sub_(t.mean(dd, keepdim=True)).mul_(0.5)
         return c
-    p.apply(f"clone({{}}).sub_(mean {d}).mul_(0.5)", fn, x)
+    p.apply(f"clone({{0}}).sub_(mean {d} of {{0}}).mul_(0.5)", fn, x)
 
 
 def step_realize(p):
@@ -313,26 +326,77 @@ STEPS = ([step_unary] * 2 + [step_reduce] * 3 + [step_normalize] * 3 + [step_sof
          [step_binary] * 3 + [step_view] * 2 + [step_arg] + [step_write] + [step_realize])
 
 
+def weights(t):
+    """A fixed, varying weight per element, so that a sum's gradient is not uniform."""
+    n = t.numel()
+    return torch.linspace(-1.5, 2, n, dtype=t.dtype, device=t.device).view(t.shape)
+
+
+def backward_and_check(p, leaves):
+    """sum(value * weights) over the program's differentiable values, backward on every
+    device; the leaves' gradients must agree (or both devices raise alike)."""
+    alive = [v for v in p.pool if v.cpu.requires_grad]
+    if not alive:
+        return
+    if any(v.noisy for v in alive):
+        event("backward left out: noisy values")
+        return
+    note("backward over " + ", ".join(v.name for v in alive))
+    devs = ["cpu", "dev"] + (["ref"] if p.reference else [])
+    errors = {}
+    for dev in devs:
+        try:
+            loss = sum((getattr(v, dev) * weights(getattr(v, dev))).sum() for v in alive)
+            loss.backward()
+        except RuntimeError as e:
+            errors[dev] = e
+    if "cpu" in errors or "dev" in errors:
+        if set(errors) - {"ref"} != {"cpu", "dev"}:
+            raise Mismatch(f"backward: CPU raised {errors.get('cpu')!r}, Loom {errors.get('dev')!r}")
+        event("backward raised on both")
+        return
+    event("backward")
+    for i, (c, d, r) in enumerate(leaves):
+        if c.grad is None or d.grad is None:
+            if (c.grad is None) != (d.grad is None):
+                raise Mismatch(f"input {i}: gradient on one device only")
+            continue
+        check(d.grad, c.grad, f"input {i} gradient", r.grad if r is not None else None)
+
+
 def run_program(data):
     shape = data.draw(st.sampled_from(SHAPES), label="shape")
     # One dtype per program: a float32 value's rounding carried into float64 would pass the
     # float64 tolerance.
     dtype = data.draw(st.sampled_from(DTYPES), label="dtype")
+    # A third of the programs take gradients with respect to their inputs, in float32, so
+    # that a float64 reference tells noisy values (Value.noisy).
+    grad = data.draw(st.integers(0, 2), label="gradients") == 0
+    if grad:
+        dtype = torch.float32
     p = Program(data, reference=dtype == torch.float32)
+    leaves = []
     for i in range(data.draw(st.integers(1, 2), label="inputs")):
         if i and data.draw(st.booleans()):
             shape = data.draw(st.sampled_from(SHAPES), label="shape")
         g = torch.Generator().manual_seed(len(p.pool) * 7919 + shape[-1])
         c = (torch.rand(shape, generator=g, dtype=torch.float64) * 4 - 2).to(dtype)
-        ref = c.double() if p.reference else None
-        if data.draw(st.booleans(), label="realized"):
-            p.add(c, c.to(D), ref, f"input {list(shape)} {dtype}")
+        trio = [c, c.to(D), c.double() if p.reference else None]
+        if grad:
+            trio = [t.requires_grad_() if t is not None else None for t in trio]
+            leaves.append(trio)
+        cpu, dev, ref = trio
+        if data.draw(st.booleans(), label="realized") and not grad:
+            p.add(cpu, dev, ref, f"input {list(shape)} {dtype}")
         else:  # a pending value, never realized before the program reads it
-            p.add(c, c.to(D) * 1, ref, f"input {list(shape)} {dtype} (pending)")
+            p.add(cpu * 1, dev * 1, ref * 1 if ref is not None else None,
+                  f"input {list(shape)} {dtype} (pending{', requires grad' if grad else ''})")
     if not data.draw(st.integers(0, 3), label="sync inputs"):
         loom.sync()
     for _ in range(data.draw(st.integers(1, MAX_STEPS), label="steps")):
         data.draw(st.sampled_from(STEPS), label="step")(p)
+    if grad:
+        backward_and_check(p, leaves)
     p.check_all()
 
 
