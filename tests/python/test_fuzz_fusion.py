@@ -9,7 +9,9 @@ what it inlines (NOTE [Live state]), so the program keeps a small pool of values
 older ones at random; realizations happen at random points (a value read on the host, a
 sync), so each value is fused with or without its neighbours. Shapes cross the thresholds
 of the scheduler: a whole reduction placed before the output loops or in a kernel of its
-own (NOTE [Whole reductions]), split reductions from 2^19 elements. A third of the
+own (NOTE [Whole reductions]), split reductions from 2^19 elements. Library products,
+batch and group norms, pooling with indices, masks, gathers and joins bring in extern
+calls, shared statistics and cohorts. A third of the
 programs then take the gradient of a weighted sum of their values with respect to their
 inputs, which brings the backward's fusion in (cohorts, shared statistics).
 
@@ -98,6 +100,7 @@ class Program:
         self.pool = []
         self.count = 0
         self.reference = reference  # whether values carry a float64 reference
+        self.inputs = []  # the program's inputs, the same bits on both devices
 
     def draw(self, strategy, label=None):
         return self.data.draw(strategy, label=label)
@@ -300,7 +303,10 @@ def step_write(p):
     # the tensor and its graph (a reference cycle through autograd's C++ nodes, on the CPU
     # as on Loom: `y = x * 1; y.sub_(y.mean(1, keepdim=True))` with x requiring grad), and
     # thousands of programs ran out of memory. The copy subtracts the original's.
-    if not x.cpu.requires_grad and p.draw(st.booleans()):
+    # Nor into an input (or a view of one), which bfloat16 casts read as exact.
+    shares_input = any(x.cpu.storage().data_ptr() == i.cpu.storage().data_ptr()
+                       for i in p.inputs)
+    if not x.cpu.requires_grad and not shares_input and p.draw(st.booleans()):
         p.apply(f"{{}}.sub_(mean {d})", lambda t: t.sub_(t.mean(dd, keepdim=True)), x)
         return
 
@@ -309,6 +315,98 @@ def step_write(p):
         c.sub_(t.mean(dd, keepdim=True)).mul_(0.5)
         return c
     p.apply(f"clone({{0}}).sub_(mean {d} of {{0}}).mul_(0.5)", fn, x)
+
+
+def as_matrix(t):
+    """t as rows of its last dim (a 0-dim or 1-dim value as one row)."""
+    return t.reshape(-1, t.shape[-1]) if t.dim() else t.reshape(1, 1)
+
+
+def step_product(p):
+    """A matrix product (a library call, whose operands leave the graph), with a bias and
+    an activation after it, as a linear layer's."""
+    x = p.pick()
+    if x.cpu.numel() > (1 << 16):
+        return step_reduce(p)
+    act = p.draw(st.sampled_from(["none", "relu", "gelu", "tanh"]))
+    acts = {"none": lambda v: v, "relu": torch.relu, "gelu": torch.nn.functional.gelu,
+            "tanh": torch.tanh}
+
+    def fn(t):
+        m = as_matrix(t)
+        return acts[act](m @ m.t() / m.shape[1] + m.mean(1))
+    p.apply(f"linear({{}}, {act})", fn, x)
+
+
+def step_batch_norm(p):
+    """Batch norm in training mode over dim 1 (statistics shared with the backward:
+    NOTE [Shared statistics]), or group norm."""
+    x = p.pick()
+    t = x.cpu
+    if t.dim() < 2 or t.shape[0] * t.shape[2:].numel() < 2:
+        return step_normalize(p)
+    kind = p.draw(st.sampled_from(["batch", "group", "instance"]))
+    c = t.shape[1]
+
+    def fn(v):
+        w = torch.linspace(0.5, 1.5, c, dtype=v.dtype, device=v.device)
+        b = torch.linspace(-0.2, 0.3, c, dtype=v.dtype, device=v.device)
+        if kind == "batch":
+            return torch.nn.functional.batch_norm(v, None, None, w, b, training=True)
+        if kind == "group":
+            return torch.nn.functional.group_norm(v, 1, w, b)
+        return torch.nn.functional.instance_norm(v, weight=w, bias=b) if v.dim() >= 3 else \
+            torch.nn.functional.batch_norm(v, None, None, w, b, training=True)
+    p.apply(f"{kind}_norm({{}})", fn, x)
+
+
+def step_pool(p):
+    """Max pooling with its indices (a cohort: NOTE [Cohorts]) or average pooling, over the
+    last dim of a value as (N, C, L)."""
+    x = p.pick()
+    t = x.cpu
+    if t.dim() == 0 or t.shape[-1] < 2:
+        return step_unary(p)
+    kind = p.draw(st.sampled_from(["max", "avg", "max_indices"]))
+    k = p.draw(st.integers(2, 3))
+
+    def fn(v):
+        m = v.reshape(1, -1, v.shape[-1])
+        if kind == "avg":
+            return torch.nn.functional.avg_pool1d(m, k, ceil_mode=True)
+        r = torch.nn.functional.max_pool1d(m, k, return_indices=kind == "max_indices")
+        return r[1] if kind == "max_indices" else r
+    p.apply(f"{kind}_pool({{}}, {k})", fn, x)
+
+
+def step_select(p):
+    """Masks, gathers and joins of values."""
+    x = p.pick()
+    t = x.cpu
+    kind = p.draw(st.sampled_from(["where", "masked_fill", "gather", "index_select", "cat",
+                                   "half"]))
+    if kind == "where":
+        p.apply("where({0} > mean, {0}, -{0})", lambda v: torch.where(v > v.mean(), v, -v), x)
+    elif kind == "masked_fill":
+        p.apply("{0}.masked_fill({0} < 0, 0.5)", lambda v: v.masked_fill(v < 0, 0.5), x)
+    elif kind in ("gather", "index_select") and t.dim() >= 1 and t.shape[-1] > 1:
+        n = t.shape[-1]
+        idx = torch.tensor([(i * 7 + 3) % n for i in range(min(n, 64))])
+        if kind == "index_select":
+            p.apply("{}.index_select(-1, ...)",
+                    lambda v: v.index_select(-1, idx.to(v.device)), x)
+        else:
+            p.apply("{}.gather(-1, argsort)",
+                    lambda v: v.gather(-1, torch.sort(v, stable=True, dim=-1)[1]), x)
+    elif kind == "cat" and t.dim() >= 1:
+        d = one_dim(p, t)
+        p.apply(f"cat({{0}}, {{0}}.flip, {d})",
+                lambda v: torch.cat([v, v.flip(d) * 0.5], d), x)
+    else:
+        # Of an input: a cast of a computed value rounds the devices' last-bit differences
+        # into whole bfloat16 steps where they straddle a rounding boundary.
+        x = p.inputs[p.draw(st.integers(0, len(p.inputs) - 1))]
+        p.apply("{}.bfloat16().to(back)", lambda v: (v.to(torch.bfloat16) * 3).to(v.dtype), x)
 
 
 def step_realize(p):
@@ -322,7 +420,8 @@ def step_realize(p):
         loom.sync()
 
 
-STEPS = ([step_unary] * 2 + [step_reduce] * 3 + [step_normalize] * 3 + [step_softmax] * 2 +
+STEPS = ([step_product, step_batch_norm, step_pool, step_select, step_select] +
+         [step_unary] * 2 + [step_reduce] * 3 + [step_normalize] * 3 + [step_softmax] * 2 +
          [step_binary] * 3 + [step_view] * 2 + [step_arg] + [step_write] + [step_realize])
 
 
@@ -387,10 +486,10 @@ def run_program(data):
             leaves.append(trio)
         cpu, dev, ref = trio
         if data.draw(st.booleans(), label="realized") and not grad:
-            p.add(cpu, dev, ref, f"input {list(shape)} {dtype}")
+            p.inputs.append(p.add(cpu, dev, ref, f"input {list(shape)} {dtype}"))
         else:  # a pending value, never realized before the program reads it
-            p.add(cpu * 1, dev * 1, ref * 1 if ref is not None else None,
-                  f"input {list(shape)} {dtype} (pending{', requires grad' if grad else ''})")
+            p.inputs.append(p.add(cpu * 1, dev * 1, ref * 1 if ref is not None else None,
+                  f"input {list(shape)} {dtype} (pending{', requires grad' if grad else ''})"))
     if not data.draw(st.integers(0, 3), label="sync inputs"):
         loom.sync()
     for _ in range(data.draw(st.integers(1, MAX_STEPS), label="steps")):
