@@ -394,11 +394,14 @@ def setitem_loop(n=1000, runs=7):
 
 def fma_probe(runs, n=N, chains=8, depth=14):
     """GFLOP/s of a Loom kernel computing, per element of n float32, `chains` independent
-    chains of `depth` multiply-adds (contracted into FMAs), summed: the chains keep the FMA
+    chains of `depth` multiply-adds (adds with an alpha, which are FMAs on the CPU and in
+    Loom's graph; `y * a + b` rounds twice, NOTE [No contraction]), summed: the chains keep the FMA
     units busy where one would wait on each result. (231 ops: fusion takes up to 256,
     kMaxFusedNodes. Smaller n measured the realization's fixed cost: 1M elements read 87
     GFLOP/s where 16M read 202.) Timed from the recorded graph to the realized result."""
     x = torch.rand(n).to(loom.device)
+    # The addends, broadcast: constants of the kernel, as a Python number would be.
+    b = [torch.full((1,), 1e-3 * (d + 1), device=loom.device).expand(n) for d in range(depth)]
     loom.sync()
 
     def record():  # only the sum outlives it: the chains' values are not stored
@@ -406,7 +409,7 @@ def fma_probe(runs, n=N, chains=8, depth=14):
         for c in range(chains):
             y = x
             for d in range(depth):
-                y = y * (0.999 - 1e-4 * c) + 1e-3 * (d + 1)
+                y = torch.add(b[d], y, alpha=0.999 - 1e-4 * c)
             total = y if total is None else total + y
         return total
     times = []

@@ -24,18 +24,15 @@ to the CPU.
 LOOM_FUZZ_EXAMPLES sets the number of programs (default 150 here; `make test-fuzz` runs
 more), LOOM_FUZZ_SEED=<int> draws other programs.
 """
-import os
-
 import pytest
 import torch
-from hypothesis import HealthCheck, event, given, note, seed, settings
+from hypothesis import event, note
 from hypothesis import strategies as st
 
 import loom
+from fuzzing import Mismatch, fuzz_test, on_both
 
 D = loom.device
-EXAMPLES = int(os.environ.get("LOOM_FUZZ_EXAMPLES", "150"))
-SEED = os.environ.get("LOOM_FUZZ_SEED") or None
 
 # (1000,) and (1, 777): one row; (257, 256) and (70000,): past the whole-reduction bound;
 # (1 << 19,): split reductions.
@@ -44,10 +41,6 @@ SHAPES = [(7,), (1000,), (1, 777), (3, 50), (6, 1, 33), (2, 5, 7), (65, 33), (25
 DTYPES = [torch.float32, torch.float64]
 MAX_POOL = 6
 MAX_STEPS = 10
-
-
-class Mismatch(AssertionError):
-    pass
 
 
 def check(got, want, what, ref=None):
@@ -124,19 +117,11 @@ class Program:
 
     def apply(self, how, fn, *entries):
         text = how.format(*[e.name for e in entries])
-        try:
-            want = fn(*[e.cpu for e in entries])
-        except Exception as e:  # noqa: BLE001
-            note(f"{text}  # raises {type(e).__name__}")
-            try:
-                fn(*[e.dev for e in entries])
-            except type(e):
-                event(f"both raised {type(e).__name__}")
-                return
-            except Exception as got:  # noqa: BLE001
-                raise Mismatch(f"CPU raised {e!r}, Loom raised {got!r}") from got
-            raise Mismatch(f"CPU raised {e!r}; Loom did not")
-        got = fn(*[e.dev for e in entries])
+        pair = on_both(text, lambda: fn(*[e.cpu for e in entries]),
+                       lambda: fn(*[e.dev for e in entries]))
+        if pair is None:
+            return
+        want, got = pair
         ref = fn(*[e.ref for e in entries]) if self.reference else None
         event(how.split("(")[0])
         self.add(want, got, ref, text, any(e.noisy for e in entries))
@@ -499,19 +484,7 @@ def run_program(data):
     p.check_all()
 
 
-@settings(max_examples=EXAMPLES, deadline=None, derandomize=SEED is None, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                 HealthCheck.filter_too_much])
-@given(st.data())
-def test_random_dataflow(data):
-    loom.reset_metrics()
-    run_program(data)
-    fallbacks = loom.metrics()["fallbacks"]
-    assert fallbacks == {}, f"fell back to CPU: {fallbacks}"
-
-
-if SEED is not None:
-    test_random_dataflow = seed(int(SEED))(test_random_dataflow)
+test_random_dataflow = fuzz_test(run_program, 150)
 
 
 def test_fusion_fuzz_check_catches_a_mismatch():

@@ -19,18 +19,16 @@ in-place/out= ops whose inputs partially overlap the output (CPU raises; Loom do
 yet, see test_views.py::test_partial_overlap_of_output_and_input_raises_like_cpu).
 """
 import math
-import os
 
 import pytest
 import torch
-from hypothesis import HealthCheck, event, given, note, seed, settings
+from hypothesis import event, note
 from hypothesis import strategies as st
 
 import loom
+from fuzzing import Mismatch, fuzz_test, on_both
 
 D = loom.device
-EXAMPLES = int(os.environ.get("LOOM_FUZZ_EXAMPLES", "500"))
-SEED = os.environ.get("LOOM_FUZZ_SEED") or None  # other programs than the default
 
 DTYPES = [torch.float32, torch.float64, torch.int64, torch.int32, torch.int16, torch.uint8,
           torch.bool]
@@ -55,10 +53,6 @@ class Pair:
 
     def __init__(self, cpu, dev, name):
         self.cpu, self.dev, self.name = cpu, dev, name
-
-
-class Mismatch(AssertionError):
-    pass
 
 
 class Program:
@@ -91,23 +85,11 @@ class Program:
         `result`: None for writes, "view" or "value" for steps that make a tensor.
         """
         text = how.format(*[p.name for p in pairs])
-        try:
-            want = fn(*[p.cpu for p in pairs])
-        except Exception as e:  # noqa: BLE001
-            note(f"{text}  # raises {type(e).__name__}")
-            try:
-                fn(*[p.dev for p in pairs])
-            except type(e):
-                event(f"both raised {type(e).__name__}")
-                return None
-            except Exception as got:  # noqa: BLE001
-                raise Mismatch(f"CPU raised {e!r}, Loom raised {got!r}") from got
-            raise Mismatch(f"CPU raised {e!r}; Loom did not")
-        try:
-            got = fn(*[p.dev for p in pairs])
-        except Exception as e:  # noqa: BLE001
-            note(f"{text}  # Loom raises")
-            raise Mismatch(f"Loom raised {e!r}; CPU did not") from e
+        pair = on_both(text, lambda: fn(*[p.cpu for p in pairs]),
+                       lambda: fn(*[p.dev for p in pairs]))
+        if pair is None:
+            return None
+        want, got = pair
         event("ran")
         if result is None:
             note(text)
@@ -561,20 +543,8 @@ def run_program(data):
     p.check_all()
 
 
-@pytest.mark.filterwarnings("ignore:An output with one or more elements was resized")
-@settings(max_examples=EXAMPLES, deadline=None, derandomize=SEED is None, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                 HealthCheck.filter_too_much])
-@given(st.data())
-def test_random_programs(data):
-    loom.reset_metrics()
-    run_program(data)
-    fallbacks = loom.metrics()["fallbacks"]
-    assert fallbacks == {}, f"fell back to CPU: {fallbacks}"
-
-
-if SEED is not None:
-    test_random_programs = seed(int(SEED))(test_random_programs)
+test_random_programs = pytest.mark.filterwarnings(
+    "ignore:An output with one or more elements was resized")(fuzz_test(run_program, 500))
 
 
 def test_fuzz_helpers_catch_a_mismatch():
