@@ -39,9 +39,6 @@ Renderer::Renderer(const LKernel& kernel) : k(kernel) {}
 // (add and sub with an alpha, layer norm's affine steps, linspace's bases), the graph has
 // one node for it (MulAdd), which every kernel computes alike; inside the math prelude's
 // functions, products fuse where their formulas say (LOOM_FMAF).
-std::string Renderer::sum_with(DType t, const std::string& acc, int id, int depth) {
-  return c_reduce_combine(ReduceKind::Sum, t, acc, emit(id, depth));
-}
 
 // Emits the statements computing node `id` at this depth; returns its C name.
 std::string Renderer::emit(int id, int depth) {

@@ -250,12 +250,6 @@ std::string Renderer::emit_reduce(int id, int depth) {
     for (const Acc& a : accs) {
       const int summand = k.nodes[a.id].src[0];
       const bool row_cached = a.id == id && cached != row_cache.end();
-      const bool wide = a.acc_t == DType::Float32 || a.acc_t == DType::Float64;
-      if (a.kind == ReduceKind::Sum && !row_cached && wide) {  // NOTE [No contraction]
-        const std::string s = lanes ? a.lacc + "[" + l + "]" : a.acc;
-        line(at, s + " = " + sum_with(a.acc_t, s, summand, at) + ";");
-        continue;
-      }
       std::string v = emit(summand, at);
       if (row_cached) line(at, row + "[" + var_name(k, first.vars[0]) + "] = " + v + ";");
       if (a.arg) {

@@ -267,7 +267,7 @@ void Renderer::render_scatter_store(int depth) {
       sum = std::string(t == DType::Float32 ? "__builtin_fmaf(" : "__builtin_fma(") +
             emit(r.src[0], depth) + ", " + emit(r.src[1], depth) + ", old)";
     else
-      sum = sum_with(t, "old", k.root, depth);
+      sum = c_reduce_combine(ReduceKind::Sum, t, "old", emit(k.root, depth));
     line(depth, "{ " + std::string(compute_ctype(t)) + " old = " + c_load(t, at) + ";");
     line(depth + 1, "old = " + sum + ";");
     line(depth + 1, at + " = " + c_store(t, "old") + "; }");

@@ -143,9 +143,6 @@ struct Renderer {
   // innermost output loop in (`outer`: the output vars outside it) at `depth`, before it.
   void hoist_invariant_loads(const std::vector<int>& outer, int depth);
   std::string emit(int id, int depth);
-  // `acc` plus the value of node `id`, of type `t`, rounded as the CPU rounds (NOTE [No
-  // contraction]).
-  std::string sum_with(DType t, const std::string& acc, int id, int depth);
   // Stores the kernel's outputs beside p0 (k.extra) at the current loop indices.
   void store_extras(int depth);
   std::string emit_reduce(int id, int depth);
