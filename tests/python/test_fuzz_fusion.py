@@ -20,9 +20,9 @@ values agree within a tolerance, widened where the value is ill-conditioned: a s
 centered values cancels to rounding noise, which Loom's blocked sums and the CPU's
 cascaded ones round differently, and a layer norm of a constant row multiplies such noise
 by 1/sqrt(eps). The CPU runs each program again in the other float precision (a
-reference): a float32 value may stray from the CPU's by 4 times the CPU's own distance from
-the float64 run, a float64 value by 4 times its distance from the float32 run scaled by
-the two precisions' ratio (2^-29). No step may fall back to the CPU.
+reference): a float32 value may stray from the CPU's by 4 times the CPU's own largest
+distance from the float64 run, a float64 value by 4 times its largest distance from the
+float32 run scaled by the two precisions' ratio (2^-29). No step may fall back to the CPU.
 
 LOOM_FUZZ_EXAMPLES sets the number of programs (default 150 here; `make test-fuzz` runs
 more), LOOM_FUZZ_SEED=<int> draws other programs.
@@ -58,11 +58,13 @@ def check(got, want, what, ref=None):
     if want.dtype.is_floating_point:
         scale = want.abs().max().item() if want.numel() else 0.0
         tol = (1e-4 if want.dtype == torch.float32 else 1e-9) * max(1.0, scale)
-        if ref is not None and ref.dtype.is_floating_point:
+        if ref is not None and ref.dtype.is_floating_point and want.numel():
             # The reference's error against want's: float64's is about 2^-29 of float32's.
+            # Over the whole value: where rounding noise dominates, the CPU may land near the
+            # reference at an element by chance, and Loom not.
             factor = 4.0 if want.dtype == torch.float32 else 4.0 * 2.0 ** -29
-            stray = (want.double() - ref.double()).abs().nan_to_num(0)
-            tol = torch.maximum(torch.full_like(want, tol), (factor * stray).to(want.dtype))
+            stray = (want.double() - ref.double()).abs().nan_to_num(0).max().item()
+            tol = max(tol, factor * stray)
         diff = (got - want).abs()
         close = (diff <= tol + 1e-4 * want.abs()) | (got == want) | (got.isnan() & want.isnan())
         ok = bool(close.all())
@@ -357,7 +359,9 @@ def step_pool(p):
     if t.dim() == 0 or t.shape[-1] < 2:
         return step_unary(p)
     kind = p.draw(st.sampled_from(["max", "avg", "max_indices"]))
-    k = p.draw(st.integers(2, 3))
+    # No longer than a row: CPU's max_pool1d then returns an empty result without grad or
+    # indices and raises with them (Loom raises, as its other paths and CUDA's do).
+    k = min(p.draw(st.integers(2, 3)), t.shape[-1])
 
     def fn(v):
         m = v.reshape(1, -1, v.shape[-1])
@@ -375,7 +379,9 @@ def step_select(p):
     kind = p.draw(st.sampled_from(["where", "masked_fill", "gather", "index_select", "cat",
                                    "half"]))
     if kind == "where":
-        p.apply("where({0} > mean, {0}, -{0})", lambda v: torch.where(v > v.mean(), v, -v), x)
+        # Against a constant: a value against its own mean picks its branch by rounding
+        # where the value is constant (the mean of 1000 copies of x need not be x).
+        p.apply("where({0} > 0.25, {0}, -{0})", lambda v: torch.where(v > 0.25, v, -v), x)
     elif kind == "masked_fill":
         p.apply("{0}.masked_fill({0} < 0, 0.5)", lambda v: v.masked_fill(v < 0, 0.5), x)
     elif kind in ("gather", "index_select") and t.dim() >= 1 and t.shape[-1] > 1:
