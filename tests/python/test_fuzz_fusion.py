@@ -22,7 +22,10 @@ cascaded ones round differently, and a layer norm of a constant row multiplies s
 by 1/sqrt(eps). The CPU runs each program again in the other float precision (a
 reference): a float32 value may stray from the CPU's by 4 times the CPU's own largest
 distance from the float64 run, a float64 value by 4 times its largest distance from the
-float32 run scaled by the two precisions' ratio (2^-29). No step may fall back to the CPU.
+float32 run scaled by the two precisions' ratio (2^-29). A value that strays from its
+reference by more than a thousandth somewhere (a normalized constant row), and everything
+computed from it, is rounding noise on both devices: only its dtype, sizes and layout are
+compared, and its gradients are left out. No step may fall back to the CPU.
 
 LOOM_FUZZ_EXAMPLES sets the number of programs (default 150 here; `make test-fuzz` runs
 more), LOOM_FUZZ_SEED=<int> draws other programs.
@@ -46,8 +49,9 @@ MAX_POOL = 6
 MAX_STEPS = 10
 
 
-def check(got, want, what, ref=None):
-    """got (Loom) against want (CPU); ref: want's program run in the other precision."""
+def check(got, want, what, ref=None, values=True):
+    """got (Loom) against want (CPU); ref: want's program run in the other precision.
+    `values`: whether the values are compared, not only dtype, sizes and layout."""
     for attr in ("dtype", "shape"):
         if getattr(got, attr) != getattr(want, attr):
             raise Mismatch(f"{what}: {attr} {getattr(got, attr)} != {getattr(want, attr)}")
@@ -55,6 +59,9 @@ def check(got, want, what, ref=None):
         raise Mismatch(f"{what}: layout {got.stride()}+{got.storage_offset()} != "
                        f"{want.stride()}+{want.storage_offset()}")
     got = got.cpu()
+    if not values:
+        event("values left out: noisy")
+        return
     if want.dtype.is_floating_point:
         scale = want.abs().max().item() if want.numel() else 0.0
         tol = (1e-4 if want.dtype == torch.float32 else 1e-9) * max(1.0, scale)
@@ -81,8 +88,9 @@ class Value:
     """One value of the program: on the CPU, on Loom, and on the CPU in the other float
     precision (the reference). `noisy`: some element of it, or of a value it was computed
     from, is mostly rounding noise (the two precisions' values differ by more than a
-    thousandth: the mean of centered values), where a gradient's sign may flip (abs) or
-    blow up (sqrt), on either device."""
+    thousandth: the mean of centered values, a normalized constant row), where values differ
+    by more than any tolerance and a gradient's sign may flip (abs) or blow up (sqrt), on
+    either device."""
 
     def __init__(self, cpu, dev, ref, name, noisy=False):
         self.cpu, self.dev, self.ref, self.name = cpu, dev, ref, name
@@ -90,7 +98,10 @@ class Value:
             ((cpu.double() - ref.double()).abs() > 1e-3 * ref.double().abs() + 1e-30).any()))
 
     def check(self):
-        check(self.dev, self.cpu, self.name, self.ref)
+        # A noisy value's elements are each device's rounding noise (a layer norm of a
+        # constant row scales it by 1/sqrt(eps), Loom's blocked sums and the CPU's
+        # cascaded ones leave different noise): only its metadata is compared.
+        check(self.dev, self.cpu, self.name, self.ref, values=not self.noisy)
 
 
 class Program:
