@@ -15,6 +15,16 @@ class Mismatch(AssertionError):
     pass
 
 
+def check_layout(got, want, what):
+    """got (Loom) has want's (CPU) dtype, sizes, strides and storage offset."""
+    for attr in ("dtype", "shape"):
+        if getattr(got, attr) != getattr(want, attr):
+            raise Mismatch(f"{what}: {attr} {getattr(got, attr)} != {getattr(want, attr)}")
+    if got.stride() != want.stride() or got.storage_offset() != want.storage_offset():
+        raise Mismatch(f"{what}: layout {got.stride()}+{got.storage_offset()} != "
+                       f"{want.stride()}+{want.storage_offset()}")
+
+
 def on_both(text, cpu_call, loom_call):
     """(want, got) from the step on the CPU and on Loom; None when both raise the same
     exception type. A step that raises on one device only is a Mismatch."""

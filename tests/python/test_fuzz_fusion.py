@@ -36,7 +36,7 @@ from hypothesis import event, note
 from hypothesis import strategies as st
 
 import loom
-from fuzzing import Mismatch, fuzz_test, on_both
+from fuzzing import Mismatch, check_layout, fuzz_test, on_both
 
 D = loom.device
 
@@ -52,12 +52,7 @@ MAX_STEPS = 10
 def check(got, want, what, ref=None, values=True):
     """got (Loom) against want (CPU); ref: want's program run in the other precision.
     `values`: whether the values are compared, not only dtype, sizes and layout."""
-    for attr in ("dtype", "shape"):
-        if getattr(got, attr) != getattr(want, attr):
-            raise Mismatch(f"{what}: {attr} {getattr(got, attr)} != {getattr(want, attr)}")
-    if got.stride() != want.stride() or got.storage_offset() != want.storage_offset():
-        raise Mismatch(f"{what}: layout {got.stride()}+{got.storage_offset()} != "
-                       f"{want.stride()}+{want.storage_offset()}")
+    check_layout(got, want, what)
     got = got.cpu()
     if not values:
         event("values left out: noisy")

@@ -26,7 +26,7 @@ from hypothesis import event, note
 from hypothesis import strategies as st
 
 import loom
-from fuzzing import Mismatch, fuzz_test, on_both
+from fuzzing import Mismatch, check_layout, fuzz_test, on_both
 
 D = loom.device
 
@@ -126,12 +126,7 @@ class Program:
 def check_meta(got, want, what):
     if got.device != D:
         raise Mismatch(f"{what}: on {got.device}")
-    for attr in ("dtype", "shape"):
-        if getattr(got, attr) != getattr(want, attr):
-            raise Mismatch(f"{what}: {attr} {getattr(got, attr)} != {getattr(want, attr)}")
-    if got.stride() != want.stride() or got.storage_offset() != want.storage_offset():
-        raise Mismatch(f"{what}: layout {got.stride()}+{got.storage_offset()} != "
-                       f"{want.stride()}+{want.storage_offset()}")
+    check_layout(got, want, what)
     if got._is_view() != want._is_view() or got.is_contiguous() != want.is_contiguous():
         raise Mismatch(f"{what}: _is_view/is_contiguous differ")
 
