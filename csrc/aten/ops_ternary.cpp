@@ -123,13 +123,21 @@ Tensor& clamp_out(const Tensor& x, const c10::optional<c10::Scalar>& lo,
   });
 }
 
-// lerp: eager's two-sided formula, exact at both ends.
+// Whether the CPU's kernels fuse a product into the sum that reads it for dtype `r`
+// (float and double: their compiler formed fmas there; NOTE [No contraction] in
+// codegen/render_c.cpp).
+bool fused_products(DType r) { return r == DType::Float32 || r == DType::Float64; }
+
+// lerp: eager's two-sided formula, exact at both ends, each side one fma where eager's is.
 NodeRef lerp_value(const Tensor& a, const Tensor& b, const Tensor& w, const Shape& s, DType r) {
   NodeRef x = operand(a, s, r), y = operand(b, s, r), t = operand(w, s, r);
   NodeRef diff = binary(Op::Sub, y, x);
   NodeRef half = constant(Scalar::of_float(0.5), r, s), one = constant(Scalar::of_int(1), r, s);
-  NodeRef lo = binary(Op::Add, x, binary(Op::Mul, t, diff));
-  NodeRef hi = binary(Op::Sub, y, binary(Op::Mul, diff, binary(Op::Sub, one, t)));
+  NodeRef rest = binary(Op::Sub, one, t);
+  const bool fused = fused_products(r);
+  NodeRef lo = fused ? mul_add(t, diff, x) : binary(Op::Add, x, binary(Op::Mul, t, diff));
+  NodeRef hi = fused ? mul_add(unary(Op::Neg, diff), rest, y)
+                     : binary(Op::Sub, y, binary(Op::Mul, diff, rest));
   NodeRef size = unary(Op::Abs, t);  // real for a complex weight
   NodeRef small = binary(Op::Lt, size, cast(half, size->dtype));
   return where(small, lo, hi);
@@ -156,10 +164,12 @@ Tensor& lerp_s_ip(Tensor& a, const Tensor& b, const c10::Scalar& w) {
               [&](const Shape& s, DType t) { return lerp_value(a, b, wrap(w), s, t); });
 }
 
-// addcmul / addcdiv: self + value * t1 (*|/) t2, associated as eager does.
+// addcmul / addcdiv: self + value * t1 (*|/) t2, associated as eager does (addcmul's
+// last product fused with the sum where eager's is).
 NodeRef addc_value(Op op, const Tensor& x, const Tensor& t1, const Tensor& t2,
                    const c10::Scalar& value, const Shape& s, DType r) {
   NodeRef prod = binary(Op::Mul, scalar_node(value, s, r), operand(t1, s, r));
+  if (op == Op::Mul && fused_products(r)) return mul_add(prod, operand(t2, s, r), operand(x, s, r));
   return binary(Op::Add, operand(x, s, r), binary(op, prod, operand(t2, s, r)));
 }
 #define LOOM_ADDC(name, OP)                                                                     \

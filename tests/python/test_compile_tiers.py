@@ -96,6 +96,27 @@ def test_products_round_as_on_the_cpu():
     assert (h * h - 1).cpu().item() == (torch.tensor([1 + 2 ** -10], dtype=torch.float16) ** 2 - 1).item()
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+def test_fused_ops_match_the_cpu_bit_for_bit(dtype):
+    # Where the CPU's kernels fuse a product into a sum (add/sub with an alpha, addcmul,
+    # lerp), Loom has a MulAdd node; elsewhere both round each op.
+    g = torch.Generator().manual_seed(3)
+    s, a, b = (torch.randn(4099, generator=g, dtype=dtype) for _ in range(3))
+    w = torch.rand(4099, generator=g, dtype=dtype)
+    fns = [lambda s, a, b, w: torch.add(s, a, alpha=0.3),
+           lambda s, a, b, w: torch.sub(s, a, alpha=0.7),
+           lambda s, a, b, w: s.clone().add_(a, alpha=-3.3),
+           lambda s, a, b, w: a * b + s,
+           lambda s, a, b, w: torch.addcmul(s, a, b, value=0.37),
+           lambda s, a, b, w: torch.addcdiv(s, a, b, value=0.37),
+           lambda s, a, b, w: torch.lerp(s, a, w),
+           lambda s, a, b, w: torch.lerp(s, a, 0.3)]
+    for fn in fns:
+        want = fn(s, a, b, w)
+        got = fn(*(t.to(loom.device) for t in (s, a, b, w))).cpu()
+        assert torch.equal(got, want)
+
+
 def test_a_value_recomputed_in_another_kernel_has_the_same_bits():
     # amax's gradient compares its input, computed again in the backward's kernel, with the
     # max: `t1 + t1 * t2` once rounded differently there and the gradient came out 0.
