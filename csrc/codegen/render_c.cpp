@@ -36,7 +36,8 @@ Renderer::Renderer(const LKernel& kernel) : k(kernel) {}
 // compilers contract only within one C expression (-ffp-contract=on), which each node's own
 // statement is, so the quick and optimized compiles (NOTE [Compile tiers],
 // runtime/compiler.cpp) give the same bits too. Where the CPU's kernels compute an fma
-// (add and sub with an alpha, layer norm's affine steps, linspace's bases), the graph has
+// (add and sub with an alpha, addcmul, lerp, layer norm's affine steps, linspace's
+// bases), the graph has
 // one node for it (MulAdd), which every kernel computes alike; inside the math prelude's
 // functions, products fuse where their formulas say (LOOM_FMAF).
 
