@@ -37,9 +37,8 @@ Renderer::Renderer(const LKernel& kernel) : k(kernel) {}
 // statement is, so the quick and optimized compiles (NOTE [Compile tiers],
 // runtime/compiler.cpp) give the same bits too. Where the CPU's kernels compute an fma
 // (add and sub with an alpha, addcmul, lerp, layer norm's affine steps, linspace's
-// bases), the graph has
-// one node for it (MulAdd), which every kernel computes alike; inside the math prelude's
-// functions, products fuse where their formulas say (LOOM_FMAF).
+// bases), the graph has one node for it (MulAdd), which every kernel computes alike;
+// inside the math prelude's functions, products fuse where their formulas say (LOOM_FMAF).
 
 // Emits the statements computing node `id` at this depth; returns its C name.
 std::string Renderer::emit(int id, int depth) {
