@@ -29,6 +29,8 @@ at::Tensor to_meta_out(const at::Tensor& out, const at::Tensor& a, const at::Ten
 // is a lazy load; a CPU 0-dim tensor (a wrapped Python scalar) becomes a constant.
 NodeRef operand(const at::Tensor& t, const Shape& shape, DType dtype);
 NodeRef scalar_node(const c10::Scalar& s, const Shape& shape, DType dtype);
+// Whether a scalar (an alpha, a beta) is 1, of whatever kind.
+inline bool is_one(const c10::Scalar& s) { return s.toComplexDouble() == 1.0; }
 
 // PyTorch's promoted dtype of two operands (at::result_type), without the list it
 // builds: that list's allocation and the reference counts of its copies were a third of

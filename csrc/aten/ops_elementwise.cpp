@@ -226,14 +226,8 @@ NodeRef binary_value(Op op, const Tensor& a, const Tensor& b, const Shape& shape
   return binary(op, x, y);
 }
 
-bool alpha_is_one(const c10::Scalar& alpha) {
-  return alpha.isFloatingPoint() ? alpha.toDouble() == 1.0
-         : alpha.isBoolean()     ? alpha.toBool()
-                                 : alpha.toLong() == 1;
-}
-
 NodeRef scaled(const NodeRef& v, const c10::Scalar& alpha) {
-  if (alpha_is_one(alpha)) return v;
+  if (is_one(alpha)) return v;
   return binary(Op::Mul, scalar_node(alpha, v->shape, v->dtype), v);
 }
 
@@ -250,7 +244,7 @@ NodeRef add_value(Op op, const Tensor& a, const Tensor& b, const c10::Scalar& al
   // The CPU's kernels add b * alpha to a with one rounding (a vectorized fmadd; bfloat16's
   // in float, alpha rounded to bfloat16 first), and subtract as an add of -alpha. Float16's
   // are scalar: the product is rounded to float16, then the sum.
-  if (is_floating(result) && result != DType::Float16 && !alpha_is_one(alpha)) {
+  if (is_floating(result) && result != DType::Float16 && !is_one(alpha)) {
     c10::Scalar k = op == Op::Sub ? -alpha : alpha;
     return mul_add(y, scalar_node(k, shape, result), x);
   }

@@ -180,7 +180,6 @@ NodeRef unbatched(const NodeRef& v) {
   return reindex(v, {v->shape[1], v->shape[2]}, IndexMap{{0, 0, 0}, {1, 2}, {1, 1}});
 }
 
-bool is_one(const c10::Scalar& s) { return s.toComplexDouble() == 1.0; }
 bool is_zero(const c10::Scalar& s) { return s.toComplexDouble() == 0.0; }
 
 // beta * self + alpha * prod, where beta == 0 ignores self (NaN included), as BLAS does.
