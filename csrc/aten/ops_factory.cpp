@@ -7,6 +7,7 @@
 // differ from the CPU device's stream: only the distributions agree.
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Dispatch.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/core/DistributionsHelper.h>
 #include <ATen/Version.h>
 #include <ATen/Parallel.h>
@@ -33,6 +34,30 @@ void resize_like(Tensor& out, const Tensor& meta) {
   if (out.sizes() != meta.sizes()) out.resize_(meta.sizes());
 }
 
+// NOTE [Sequences into any shape]: arange, linspace and logspace keep an out= tensor that
+// has as many elements as the sequence, whatever its shape and strides, and fill it in
+// its logical (row-major) order: the CPU computes into a contiguous copy and copies that
+// back, which an out= with elements in common (an expanded tensor) refuses. Element i of
+// the sequence is at the row-major position i: each element's coordinate is summed
+// into its flat index, in `t`.
+NodeRef flat_index(DType t, const Shape& s) {
+  if (s.size() <= 1) return iota(t, s, 0);
+  NodeRef idx;
+  int64_t stride = 1;
+  for (size_t d = s.size(); d-- > 0;) {
+    if (s[d] != 1) {
+      NodeRef term = binary(Op::Mul, iota(DType::Int64, s, int(d)), ci(stride, DType::Int64, s));
+      idx = idx ? binary(Op::Add, idx, term) : term;
+    }
+    stride *= s[d];
+  }
+  return cast(idx ? idx : ci(0, DType::Int64, s), t);
+}
+
+void check_sequence_out(const Tensor& out) {
+  if (!out.is_contiguous()) at::assert_no_internal_overlap(out);
+}
+
 // --- arange: start + step * i, in PyTorch's accumulate type (int64, double, or float) ---
 
 Tensor& arange_out(const c10::Scalar& start, const c10::Scalar& end, const c10::Scalar& step,
@@ -41,6 +66,7 @@ Tensor& arange_out(const c10::Scalar& start, const c10::Scalar& end, const c10::
   Tensor meta = to_meta(out);
   at::arange_outf(start, end, step, meta);
   resize_like(out, meta);
+  check_sequence_out(out);
   EngineLock g(engine_mutex());
   DType t = dtype_of(out);
   DType acc = is_integral(t) ? DType::Int64 : t == DType::Float64 ? DType::Float64 : DType::Float32;
@@ -49,7 +75,7 @@ Tensor& arange_out(const c10::Scalar& start, const c10::Scalar& end, const c10::
   auto sc = [&](const c10::Scalar& v) {
     return acc == DType::Int64 ? ci(v.toLong(), acc, s) : cf(v.toDouble(), acc, s);
   };
-  NodeRef v = binary(Op::Add, sc(start), binary(Op::Mul, sc(step), iota(acc, s, 0)));
+  NodeRef v = binary(Op::Add, sc(start), binary(Op::Mul, sc(step), flat_index(acc, s)));
   assign(out, v);
   return out;
 }
@@ -101,7 +127,7 @@ NodeRef linspace_value(double a, double b, double st, DType t, DType c, int64_t 
     NodeRef r = where(first, lo, hi);
     return is_integral(t) ? unary(Op::Trunc, r) : r;  // stored as scalar_t
   };
-  NodeRef i = iota(c, s, 0);
+  NodeRef i = flat_index(c, s);
   NodeRef v = formula(i);
   if (steps <= at::internal::GRAIN_SIZE && steps >= 2 * vec) {
     NodeRef j = binary(Op::Fmod, i, cf(double(vec), c, s));
@@ -119,6 +145,7 @@ Tensor& linspace_out(const c10::Scalar& start, const c10::Scalar& end, int64_t s
   TORCH_CHECK(out.scalar_type() != at::kBool, "\"linspace_cpu\" not implemented for 'Bool'");
   resize_like(out, meta);
   if (steps == 0) return out;
+  check_sequence_out(out);
   EngineLock g(engine_mutex());
   DType t = dtype_of(out);
   Shape s = shape_of_t(out);
@@ -159,6 +186,7 @@ Tensor& logspace_out(const c10::Scalar& start, const c10::Scalar& end, int64_t s
   const c10::ScalarType st = out.scalar_type();
   TORCH_CHECK(st != at::kHalf && st != at::kBool, "\"logspace_cpu\" not implemented for '",
               c10::toString(st), "'");
+  check_sequence_out(out);
   if (steps == 0) return out;
   EngineLock g(engine_mutex());
   DType t = dtype_of(out);
@@ -175,10 +203,10 @@ Tensor& logspace_out(const c10::Scalar& start, const c10::Scalar& end, int64_t s
   NodeRef n1 = cast(cf(double(steps - 1), DType::Float64, s), c);
   NodeRef step = binary(Op::Div, cast(binary(Op::Sub, s1, s0), c), n1);
   s0 = cast(s0, c), s1 = cast(s1, c);
-  NodeRef i = cast(iota(DType::Int64, s, 0), c);
+  NodeRef i = cast(flat_index(DType::Int64, s), c);
   NodeRef lo = binary(Op::Add, s0, binary(Op::Mul, step, i));
   NodeRef hi = binary(Op::Sub, s1, binary(Op::Mul, step, binary(Op::Sub, n1, i)));
-  NodeRef first = binary(Op::Lt, iota(DType::Int64, s, 0), ci(steps / 2, DType::Int64, s));
+  NodeRef first = binary(Op::Lt, flat_index(DType::Int64, s), ci(steps / 2, DType::Int64, s));
   assign(out, binary(Op::Pow, b, where(first, lo, hi)));
   return out;
 }

@@ -517,6 +517,22 @@ std::tuple<Tensor, Tensor> mode_fn(const Tensor& self, int64_t dim, bool keepdim
   return {values, indices};
 }
 
+// The CPU's mode_out checks its outputs before anything else, with its own messages.
+std::tuple<Tensor&, Tensor&> mode_values(const Tensor& self, int64_t dim, bool keepdim,
+                                         Tensor& values, Tensor& indices) {
+  check_operands("mode", {self, values, indices});
+  TORCH_CHECK(self.scalar_type() == values.scalar_type(), "expected scalar type '",
+              self.scalar_type(), "' but got '", values.scalar_type(), "' for values output");
+  TORCH_CHECK(indices.scalar_type() == at::kLong, "expected scalar type '", at::kLong,
+              "' but got '", indices.scalar_type(), "' for indices output");
+  auto [v, i] = mode_fn(self, dim, keepdim);
+  at::native::resize_output(values, v.sizes());
+  at::native::resize_output(indices, i.sizes());
+  values.copy_(v);
+  indices.copy_(i);
+  return {values, indices};
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -527,6 +543,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("topk.values", TORCH_FN(topk_values));
   m.impl("kthvalue.values", kthvalue_values);
   m.impl("mode", mode_fn);
+  m.impl("mode.values", mode_values);
   m.impl("median", median_fn);
   m.impl("median.dim_values", median_out);
   m.impl("nanmedian", nanmedian_fn);

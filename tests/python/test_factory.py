@@ -119,6 +119,56 @@ def test_arange_into_view():
     same(base, ref)
 
 
+# NOTE [Sequences into any shape]: an out= with as many elements as the sequence keeps its
+# shape and strides and takes the sequence in row-major order.
+SEQUENCES = {
+    "arange": lambda out: torch.arange(0.5, 36.5, out=out),
+    "arange_int": lambda out: torch.arange(3, 75, 2, out=out),
+    "linspace": lambda out: torch.linspace(-2, 9, 36, out=out),
+    "logspace": lambda out: torch.logspace(-1, 1, 36, out=out),
+}
+OUTS = {
+    "permuted": lambda dt, dev: torch.zeros(3, 3, 4, dtype=dt, device=dev).permute(2, 0, 1),
+    "3d": lambda dt, dev: torch.zeros(4, 3, 3, dtype=dt, device=dev),
+    "column": lambda dt, dev: torch.zeros(36, 2, dtype=dt, device=dev)[:, 1],
+    "transposed": lambda dt, dev: torch.zeros(6, 6, dtype=dt, device=dev).t(),
+}
+
+
+SEQUENCE_DTYPES = [(seq, dt) for seq in SEQUENCES if seq != "arange_int"
+                   for dt in (torch.float32, torch.float64)] + [("arange_int", torch.int64),
+                                                                ("linspace", torch.int64)]
+
+
+@pytest.mark.parametrize("out", OUTS)
+@pytest.mark.parametrize("seq,dtype", SEQUENCE_DTYPES)
+def test_sequence_into_any_shape(seq, out, dtype):
+    ref, got = OUTS[out](dtype, "cpu"), OUTS[out](dtype, D)
+    SEQUENCES[seq](ref), SEQUENCES[seq](got)
+    same(got, ref)
+
+
+@pytest.mark.parametrize("seq", SEQUENCES)
+def test_sequence_into_expanded_raises(seq):
+    ref = torch.zeros(1).expand(36)
+    with pytest.raises(RuntimeError, match="unsupported operation"):
+        SEQUENCES[seq](ref)
+    got = torch.zeros(1, device=D).expand(36)
+    with pytest.raises(RuntimeError, match="unsupported operation"):
+        SEQUENCES[seq](got)
+
+
+def test_linspace_vectorized_base_in_any_shape():
+    # Within the CPU's vector blocks each element is its block's base plus j * step: the
+    # block follows the row-major position too.
+    ref = torch.rand(3, 3, 1000).permute(2, 0, 1)
+    got = ref.to(D)
+    torch.linspace(0, 9000, 9000, out=ref)
+    torch.linspace(0, 9000, 9000, out=got)
+    same(got, ref, rtol=0, atol=0)
+    assert torch.equal(got.flatten().cpu(), torch.linspace(0, 9000, 9000))
+
+
 LIKE = {
     "empty_like": lambda t: torch.empty_like(t).fill_(2),
     "zeros_like": torch.zeros_like,

@@ -296,6 +296,27 @@ def test_mode_matches_cpu_indices(dtype):
         torch.mode(torch.empty(3, 0, dtype=dtype, device=D), 1)
 
 
+def test_mode_out():
+    x = tied(torch.float32, (7, 9), 3, nan=False)
+    # Into a column of a bigger tensor (mode along dim 1) and into its first row (dim 0,
+    # keepdim): the CPU computes and copies into them.
+    for dim, keepdim, part in ((1, False, (slice(None), 1)), (0, True, slice(0, 1))):
+        ref = (torch.full((7, 9), -1.0), torch.full((7, 9), -1, dtype=torch.long))
+        got = tuple(t.to(D) for t in ref)
+        torch.mode(x, dim, keepdim, out=(ref[0][part], ref[1][part]))
+        torch.mode(x.to(D), dim, keepdim, out=(got[0][part], got[1][part]))
+        for a, b in zip(got, ref):
+            assert torch.equal(a.cpu(), b)
+    v, i = torch.empty(0, device=D), torch.empty(0, dtype=torch.long, device=D)
+    r = torch.mode(x.to(D), 1, out=(v, i))
+    assert r.values is v and r.indices is i and v.shape == (7,)
+    for bad in [lambda d: (torch.empty(0, device=d, dtype=torch.float64),
+                           torch.empty(0, device=d, dtype=torch.long)),
+                lambda d: (torch.empty(0, device=d), torch.empty(0, device=d, dtype=torch.int32))]:
+        raises_like_cpu(lambda: torch.mode(x, 1, out=bad("cpu")),
+                        lambda: torch.mode(x.to(D), 1, out=bad(D)))
+
+
 def compare_histograms(fn, x, w, calls):
     """fn (histogram or histogramdd) on Loom against the CPU, for each (bins, kwargs) of
     calls, weighted or not, as densities or not: the counts, and the edges to an ulp (a
