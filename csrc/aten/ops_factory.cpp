@@ -211,6 +211,53 @@ Tensor& logspace_out(const c10::Scalar& start, const c10::Scalar& end, int64_t s
   return out;
 }
 
+// --- kaiser_window: I0(beta sqrt(1 - ((i - alpha) / alpha)^2)) / I0(beta), as the CPU's
+// kernel computes it in the result type (alpha and beta rounded to it; each operation of a
+// bfloat16 window rounded, its I0 computed in float) ---
+
+Tensor kaiser_window_beta(int64_t length, bool periodic, double beta,
+                          c10::optional<at::ScalarType> dtype_opt, c10::optional<at::Layout> layout,
+                          c10::optional<at::Device> device, c10::optional<bool> pin_memory) {
+  const at::ScalarType st = c10::dtype_or_default(dtype_opt);
+  const auto options =
+      at::TensorOptions().dtype(st).layout(layout).device(device).pinned_memory(pin_memory);
+  TORCH_CHECK(options.layout() != at::kSparse,
+              "kaiser_window is not implemented for sparse types, got: ", options);
+  TORCH_CHECK(at::isFloatingType(st) || at::isComplexType(st),
+              "kaiser_window expects floating point dtypes, got: ", options);
+  TORCH_CHECK(length >= 0, "kaiser_window requires non-negative window_length, got window_length=",
+              length);
+  if (length == 0) return empty_loom({0}, st);
+  TORCH_CHECK(st == at::kFloat || st == at::kDouble || st == at::kBFloat16,
+              "\"kaiser_window_cpu\" not implemented for '", c10::toString(st), "'");
+  if (length == 1) return at::ones({1}, options);
+  if (periodic) ++length;
+  Tensor window = empty_loom({length}, st);
+  {
+    EngineLock g(engine_mutex());
+    const DType t = to_loom(st), c = t == DType::Float64 ? DType::Float64 : DType::Float32;
+    const Shape s{length};
+    auto in_t = [&](double v) { return rounded(cf(v, c, s), t); };  // static_cast<scalar_t>
+    auto op = [&](Op o, const NodeRef& x, const NodeRef& y) { return rounded(binary(o, x, y), t); };
+    const NodeRef alpha = in_t((double(length) - 1) / 2.0), b = in_t(beta);
+    const NodeRef x = op(Op::Div, op(Op::Sub, iota(c, s, 0), alpha), alpha);
+    const NodeRef root = rounded(unary(Op::Sqrt, op(Op::Sub, cf(1, c, s), op(Op::Mul, x, x))), t);
+    const NodeRef top = rounded(unary(Op::I0, op(Op::Mul, b, root)), t);
+    assign(window, op(Op::Div, top, rounded(unary(Op::I0, b), t)));
+  }
+  return periodic ? window.narrow(0, 0, length - 1) : window;
+}
+Tensor kaiser_window_periodic(int64_t length, bool periodic, c10::optional<at::ScalarType> dtype,
+                              c10::optional<at::Layout> layout, c10::optional<at::Device> device,
+                              c10::optional<bool> pin_memory) {
+  return kaiser_window_beta(length, periodic, 12.0, dtype, layout, device, pin_memory);
+}
+Tensor kaiser_window_fn(int64_t length, c10::optional<at::ScalarType> dtype,
+                        c10::optional<at::Layout> layout, c10::optional<at::Device> device,
+                        c10::optional<bool> pin_memory) {
+  return kaiser_window_beta(length, true, 12.0, dtype, layout, device, pin_memory);
+}
+
 // --- tril_indices / triu_indices: the (small) table of coordinates is built on the host,
 // as the CPU builds it, and copied in ---
 
@@ -455,6 +502,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("arange.start_out", arange_out);
   m.impl("linspace.out", linspace_out);
   m.impl("logspace.out", logspace_out);
+  m.impl("kaiser_window", kaiser_window_fn);
+  m.impl("kaiser_window.periodic", kaiser_window_periodic);
+  m.impl("kaiser_window.beta", kaiser_window_beta);
   m.impl("tril_indices", tril_indices_fn);
   m.impl("triu_indices", triu_indices_fn);
   m.impl("eye.out", eye_out);

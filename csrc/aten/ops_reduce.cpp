@@ -370,11 +370,15 @@ Tensor var_meta(const Tensor& self, at::OptionalIntArrayRef dim, bool keepdim, c
 }
 
 // var/std out= have no meta kernel: the out is resized to the functional result; the value is
-// computed in out's (floating) dtype, as eager does.
-void match_var_out(Tensor& out, const Tensor& meta) {
-  TORCH_CHECK(at::isFloatingType(out.scalar_type()), "std and var not implemented for out dtype ",
-              out.scalar_type());
+// computed in out's floating dtype, as eager does, or for a complex input in the real dtype
+// of out's (a complex out then holds the variance with no imaginary part). Returns the
+// dtype to compute in.
+DType match_var_out(Tensor& out, const Tensor& meta, const Tensor& self) {
+  const c10::ScalarType t =
+      self.is_complex() ? c10::toRealValueType(out.scalar_type()) : out.scalar_type();
+  TORCH_CHECK(at::isFloatingType(t), "\"std_cpu\" not implemented for '", c10::toString(t), "'");
   at::native::resize_output(out, meta.sizes());
+  return to_loom(t);
 }
 
 #define LOOM_VAR(name, SQRT)                                                                   \
@@ -389,10 +393,12 @@ void match_var_out(Tensor& out, const Tensor& meta) {
   Tensor& name##_out(const Tensor& self, at::OptionalIntArrayRef dim,                          \
                      Correction correction, bool keepdim, Tensor& out) {                       \
     Axes axes = reduce_axes(self.dim(), dim);                                                  \
-    match_var_out(out, var_meta(self, dim, keepdim, "std and var"));                           \
+    DType r = match_var_out(out, var_meta(self, dim, keepdim, "std and var"), self);           \
+    /* the CPU takes a complex input's square root by its sqrt op, which has no Half kernel */ \
+    TORCH_CHECK(!(SQRT && self.is_complex() && r == DType::Float16),                           \
+                "\"sqrt_vml_cpu\" not implemented for 'Half'");                                \
     EngineLock g(engine_mutex());                                                              \
-    assign(out, drop_axes(var_value(self, axes, dtype_of(out), correction, SQRT), axes,        \
-                          out_shape(out)));                                                    \
+    assign(out, drop_axes(var_value(self, axes, r, correction, SQRT), axes, out_shape(out)));  \
     return out;                                                                                \
   }                                                                                            \
   std::tuple<Tensor, Tensor> name##_mean_fn(const Tensor& self, at::OptionalIntArrayRef dim,   \

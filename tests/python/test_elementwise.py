@@ -316,6 +316,28 @@ def test_div_mode_out_and_inplace():
         compare(x_l, x_c)
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
+def test_div_modes_round_as_cpu_vector_loop(dtype):
+    # NOTE [Reduced rounding divisions]: the quotient (and each step of floor's formula)
+    # rounds to the type. Sizes are multiples of the CPU's vector width, whose scalar tail
+    # computes differently.
+    g = torch.Generator().manual_seed(0)
+    a = (torch.randn(64, 512, generator=g) * 100).to(dtype)
+    b = (torch.randn(64, 512, generator=g) * 2).to(dtype)
+    special = torch.tensor([0.0, -0.0, 1.0, -1.0, 3.5, -3.5, float("inf"), float("-inf"),
+                            float("nan"), 1e-3, 0.1, -0.1, 250.0, 1000.0, -7.0, 2.0])
+    pairs = [(a, b), (special[:, None].expand(16, 16).to(dtype).contiguous(),
+                      special[None, :].expand(16, 16).to(dtype).contiguous())]
+    for x, y in pairs:
+        for mode in ("trunc", "floor"):
+            want = torch.div(x, y, rounding_mode=mode)
+            got = torch.div(x.to(D), y.to(D), rounding_mode=mode).cpu()
+            assert torch.equal(got.isnan(), want.isnan())
+            keep = ~want.isnan()
+            assert torch.equal(got[keep], want[keep])
+            assert torch.equal(got[keep].signbit(), want[keep].signbit())
+
+
 # --- ternary ---
 
 @pytest.mark.parametrize("dtype", ALL)

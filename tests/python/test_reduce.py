@@ -611,6 +611,30 @@ def test_var_errors_match_cpu(i):
     raises_like_cpu(lambda: VAR_ERRORS[i](x), lambda: VAR_ERRORS[i](x.to(loom.device)))
 
 
+def test_var_out_dtypes_match_cpu():
+    # A complex input's variance computes in the real dtype of out's: a complex out holds it
+    # with no imaginary part; a real input takes a floating out only.
+    from cpu_errors import raises_like_cpu
+    for dtype, out_dtype in [(torch.complex64, torch.complex64), (torch.complex64, torch.float64),
+                             (torch.complex128, torch.complex64), (torch.float32, torch.float64),
+                             (torch.float32, torch.bfloat16), (torch.complex64, torch.float16)]:
+        x = make(torch.float32, (3, 8)).to(dtype)
+        for fn in (torch.var, torch.std) if out_dtype != torch.float16 else (torch.var,):
+            want = fn(x, 1, out=torch.empty(0, dtype=out_dtype))
+            got = fn(x.to(loom.device), 1, out=torch.empty(0, dtype=out_dtype, device=loom.device))
+            assert (got.dtype, got.shape) == (want.dtype, want.shape)
+            tol = dict(rtol=1e-2, atol=1e-2) if out_dtype in (torch.bfloat16, torch.float16) else {}
+            torch.testing.assert_close(got.cpu(), want, **tol)
+    for fn, dtype, out_dtype in [(torch.var, torch.float32, torch.complex64),
+                                 (torch.var, torch.float32, torch.int64),
+                                 (torch.var, torch.complex64, torch.int32),
+                                 (torch.std, torch.complex64, torch.float16)]:
+        x = make(torch.float32, (3, 8)).to(dtype)
+        raises_like_cpu(lambda: fn(x, 1, out=torch.empty(0, dtype=out_dtype)),
+                        lambda: fn(x.to(loom.device), 1,
+                                   out=torch.empty(0, dtype=out_dtype, device=loom.device)))
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.complex64], ids=str)
 def test_var_layouts_match_cpu(dtype):
     x = make(torch.float32, (3, 4, 5)).to(dtype)

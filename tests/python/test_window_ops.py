@@ -1,4 +1,4 @@
-"""addmv, addbmm, glu, prelu, renorm, logspace, tril/triu_indices, F.unfold/F.fold and
+"""addmv, addbmm, glu, prelu, renorm, logspace, kaiser_window, tril/triu_indices, F.unfold/F.fold and
 Tensor.unfold's gradient on Loom against the CPU: values, shapes, strides, out= and
 in-place forms, gradients and errors. None of them falls back to the CPU."""
 import pytest
@@ -112,6 +112,32 @@ def test_logspace_and_triangle_indices():
             got = fn(row, col, off, device=D)
             assert got.device.type == D.type
             assert torch.equal(got.cpu(), fn(row, col, off))
+
+
+def test_kaiser_window():
+    # Its I0 is Loom's (a double power series, an ulp or so from the CPU's Chebyshev one).
+    for dtype in (torch.float32, torch.float64, torch.bfloat16):
+        for length in (0, 1, 2, 5, 64, 101):
+            for periodic in (True, False):
+                for beta in (12.0, 0.5, 5.0):
+                    want = torch.kaiser_window(length, periodic, beta, dtype=dtype)
+                    got = torch.kaiser_window(length, periodic, beta, dtype=dtype, device=D)
+                    assert got.device.type == D.type and got.dtype == dtype
+                    assert got.shape == want.shape and got.stride() == want.stride()
+                    assert got.storage_offset() == want.storage_offset()
+                    torch.testing.assert_close(got.cpu(), want)
+    assert torch.equal(torch.kaiser_window(9, device=D).cpu(),
+                       torch.kaiser_window(9, True, 12.0, device=D).cpu())
+    assert torch.equal(torch.kaiser_window(9, False, device=D).cpu(),
+                       torch.kaiser_window(9, False, 12.0, device=D).cpu())
+    for bad in (lambda d: torch.kaiser_window(5, dtype=torch.half, device=d),
+                lambda d: torch.kaiser_window(5, dtype=torch.int64, device=d),
+                lambda d: torch.kaiser_window(-1, device=d)):
+        with pytest.raises(RuntimeError) as want:
+            bad("cpu")
+        with pytest.raises(RuntimeError) as got:
+            bad(D)
+        assert str(got.value).replace(str(D), "cpu") == str(want.value)
 
 
 @pytest.mark.parametrize("kw", [dict(kernel_size=3), dict(kernel_size=(2, 3), stride=2, padding=1),
