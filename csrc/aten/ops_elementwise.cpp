@@ -408,6 +408,12 @@ Tensor& floor_divide_out(const Tensor& a, const Tensor& b, Tensor& out) {
 }
 
 Tensor pow_scalar_base(const c10::Scalar& a, const Tensor& b) { return pow_fn(wrap(a), b); }
+Tensor& pow_scalar_base_out(const c10::Scalar& a, const Tensor& b, Tensor& out) {
+  return pow_out(wrap(a), b, out);
+}
+Tensor remainder_scalar_base(const c10::Scalar& a, const Tensor& b) {
+  return remainder_fn(wrap(a), b);
+}
 
 // pow with a Scalar exponent. Float32, float64, bfloat16 and complex results take the
 // CPU's shortcuts for the exponents 0, 1, 2, 3, -2, 0.5, -0.5 and -1: products, sqrt and
@@ -547,6 +553,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("pow_.Scalar", pow_s_ip);
   m.impl("pow.Tensor_Scalar_out", pow_s_out);
   m.impl("pow.Scalar", pow_scalar_base);
+  m.impl("pow.Scalar_out", pow_scalar_base_out);
+  m.impl("remainder.Scalar_Tensor", remainder_scalar_base);
   m.impl("add.Tensor", add_fn);
   m.impl("add_.Tensor", add_ip);
   m.impl("add.out", add_out);

@@ -1,14 +1,8 @@
-// Factories (arange, linspace, eye) and in-place random fills. zeros/ones/full/*_like and
-// rand/randn/randint are composite in PyTorch and route to empty + fill_ or to these.
-//
-// NOTE [Loom RNG]: each random fill takes one 64-bit seed from the (default CPU or given)
-// generator and records a counter-based random leaf (rand_uniform / rand_normal) keyed by
-// that seed. torch.manual_seed therefore makes Loom streams reproducible, but the values
-// differ from the CPU device's stream: only the distributions agree.
-#include <ATen/CPUGeneratorImpl.h>
+// Factories (arange, range, linspace, logspace, kaiser_window, eye, tril/triu_indices,
+// scalar_tensor). zeros/ones/full/*_like and rand/randn/randint are composite in PyTorch and
+// route to empty + fill_ or to these (random fills: ops_random.cpp).
 #include <ATen/Dispatch.h>
 #include <ATen/MemoryOverlap.h>
-#include <ATen/core/DistributionsHelper.h>
 #include <ATen/Version.h>
 #include <ATen/Parallel.h>
 #include <torch/library.h>
@@ -77,6 +71,46 @@ Tensor& arange_out(const c10::Scalar& start, const c10::Scalar& end, const c10::
   };
   NodeRef v = binary(Op::Add, sc(start), binary(Op::Mul, sc(step), flat_index(acc, s)));
   assign(out, v);
+  return out;
+}
+
+// --- range: start + step * i for i up to (end - start) / step inclusive, in the CPU's
+// accumulate type (int64, double for float, float for bfloat16) ---
+
+Tensor& range_out(const c10::Scalar& start, const c10::Scalar& end, const c10::Scalar& step,
+                  Tensor& out) {
+  const c10::ScalarType st = out.scalar_type();
+  TORCH_CHECK(st != at::kBool && st != at::kHalf && !at::isComplexType(st),
+              "\"range_cpu\" not implemented for '", c10::toString(st), "'");
+  const bool integral = at::isIntegralType(st, false);
+  const DType acc = integral ? DType::Int64 : st == at::kBFloat16 ? DType::Float32 : DType::Float64;
+  int64_t size;
+  if (integral) {
+    const int64_t a = start.toLong(), b = end.toLong(), d = step.toLong();
+    TORCH_CHECK(d != 0, "step must be nonzero");
+    TORCH_CHECK((d > 0 && b >= a) || (d < 0 && b <= a),
+                "upper bound and lower bound inconsistent with step sign");
+    size = (b - a) / d + 1;
+  } else {
+    auto check = [&](auto a, auto b, auto d) {
+      TORCH_CHECK(d > 0 || d < 0, "step must be nonzero");
+      TORCH_CHECK(std::isfinite(double(a)) && std::isfinite(double(b)), "unsupported range: ", a,
+                  " -> ", b);
+      TORCH_CHECK((d > 0 && b >= a) || (d < 0 && b <= a),
+                  "upper bound and lower bound inconsistent with step sign");
+      return static_cast<int64_t>((b - a) / d + 1);
+    };
+    size = acc == DType::Float32 ? check(start.to<float>(), end.to<float>(), step.to<float>())
+                                 : check(start.toDouble(), end.toDouble(), step.toDouble());
+  }
+  if (out.numel() != size) out.resize_({size});
+  check_sequence_out(out);
+  EngineLock g(engine_mutex());
+  const Shape s = shape_of_t(out);
+  auto sc = [&](const c10::Scalar& v) {
+    return acc == DType::Int64 ? ci(v.toLong(), acc, s) : cf(v.toDouble(), acc, s);
+  };
+  assign(out, binary(Op::Add, sc(start), binary(Op::Mul, flat_index(acc, s), sc(step))));
   return out;
 }
 
@@ -295,177 +329,6 @@ Tensor& eye_m_out(int64_t n, int64_t m, Tensor& out) {
 }
 Tensor& eye_out(int64_t n, Tensor& out) { return eye_m_out(n, n, out); }
 
-// --- random fills ---
-
-uint64_t next_seed(const c10::optional<at::Generator>& gen) {
-  auto* g = at::get_generator_or_default<at::CPUGeneratorImpl>(gen, at::detail::getDefaultCPUGenerator());
-  std::lock_guard<std::mutex> lock(g->mutex_);
-  return g->random64();
-}
-
-void check_floating(const Tensor& self, const char* kernel) {
-  TORCH_CHECK(at::isFloatingType(self.scalar_type()), "\"", kernel, "\" not implemented for '",
-              toString(self.scalar_type()), "'");
-}
-
-// Uniform [0, 1) in the type that `self`'s values are computed in.
-DType rand_dtype(const Tensor& self) {
-  return self.scalar_type() == at::kDouble ? DType::Float64 : DType::Float32;
-}
-
-// A complex tensor is filled as its parts, like the CPU does (normal_: each part gets
-// half the variance).
-Tensor& uniform_ip(Tensor& self, double from, double to, c10::optional<at::Generator> gen) {
-  if (self.is_complex()) {
-    Tensor parts = at::view_as_real(self);
-    uniform_ip(parts, from, to, gen);
-    return self;
-  }
-  check_floating(self, "check_uniform_bounds");
-  to_meta(self).uniform_(from, to);
-  uint64_t seed = next_seed(gen);
-  EngineLock g(engine_mutex());
-  DType c = rand_dtype(self);
-  Shape s = shape_of_t(self);
-  NodeRef u = rand_uniform(c, s, seed, 0);
-  assign(self, binary(Op::Add, cf(from, c, s), binary(Op::Mul, cf(to - from, c, s), u)));
-  return self;
-}
-
-Tensor& normal_ip(Tensor& self, double mean, double std, c10::optional<at::Generator> gen) {
-  if (self.is_complex()) {
-    TORCH_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
-    Tensor parts = at::view_as_real(self);
-    normal_ip(parts, mean, std / std::sqrt(2), gen);
-    return self;
-  }
-  check_floating(self, "normal_kernel_cpu");
-  to_meta(self).normal_(mean, std);
-  uint64_t seed = next_seed(gen);
-  EngineLock g(engine_mutex());
-  DType c = rand_dtype(self);
-  Shape s = shape_of_t(self);
-  NodeRef n = rand_normal(c, s, seed, 0);
-  assign(self, binary(Op::Add, cf(mean, c, s), binary(Op::Mul, cf(std, c, s), n)));
-  return self;
-}
-
-// normal with tensor mean and/or std: mean + std * n, broadcast as PyTorch does.
-Tensor normal_value(const Tensor& meta, const c10::optional<Tensor>& mean_t, double mean,
-                    const c10::optional<Tensor>& std_t, double std,
-                    c10::optional<at::Generator> gen) {
-  TORCH_CHECK(!std_t || !std_t->is_complex(), "normal expects standard deviation to be non-complex");
-  uint64_t seed = next_seed(gen);
-  EngineLock g(engine_mutex());
-  Tensor out = result_like(meta);
-  DType c = rand_dtype(out);
-  Shape s = shape_of_t(out);
-  NodeRef n = rand_normal(c, s, seed, 0);
-  if (out.is_complex()) {  // parts of variance 1/2, as the CPU's
-    NodeRef half = cf(1 / std::sqrt(2), c, s);
-    NodeRef im = rand_normal(c, s, seed, uint64_t(numel(s)));
-    n = binary(Op::Complex, binary(Op::Mul, n, half), binary(Op::Mul, im, half));
-    c = n->dtype;
-  }
-  NodeRef m = mean_t ? operand(*mean_t, s, c) : cf(mean, c, s);
-  NodeRef d = std_t ? operand(*std_t, s, c) : cf(std, c, s);
-  assign(out, binary(Op::Add, m, binary(Op::Mul, d, n)));
-  return out;
-}
-Tensor normal_tf(const Tensor& mean, double std, c10::optional<at::Generator> gen) {
-  Tensor meta = at::normal(to_meta(mean), std);
-  return normal_value(meta, mean, 0, c10::nullopt, std, gen);
-}
-Tensor normal_ft(double mean, const Tensor& std, c10::optional<at::Generator> gen) {
-  Tensor meta = at::normal(mean, to_meta(std));
-  return normal_value(meta, c10::nullopt, mean, std, 0, gen);
-}
-Tensor normal_tt(const Tensor& mean, const Tensor& std, c10::optional<at::Generator> gen) {
-  Tensor meta = at::normal(to_meta(mean), to_meta(std));
-  return normal_value(meta, mean, 0, std, 0, gen);
-}
-
-Tensor& exponential_ip(Tensor& self, double lambd, c10::optional<at::Generator> gen) {
-  check_floating(self, "exponential_cpu");
-  TORCH_CHECK(lambd >= 0.0, "exponential_ expects lambda >= 0.0, but found lambda=", lambd);
-  to_meta(self).exponential_(lambd);
-  uint64_t seed = next_seed(gen);
-  EngineLock g(engine_mutex());
-  DType c = rand_dtype(self);
-  Shape s = shape_of_t(self);
-  NodeRef u = rand_uniform(c, s, seed, 0);
-  // -log(1 - u) / lambda; 1 - u lies in (0, 1].
-  NodeRef e = unary(Op::Neg, unary(Op::Log1p, unary(Op::Neg, u)));
-  assign(self, binary(Op::Div, e, cf(lambd, c, s)));
-  return self;
-}
-
-NodeRef bernoulli_value(const Tensor& self, const NodeRef& p, uint64_t seed) {
-  Shape s = shape_of_t(self);
-  return binary(Op::Lt, rand_uniform(p->dtype, s, seed, 0), p);
-}
-
-Tensor& bernoulli_float_ip(Tensor& self, double p, c10::optional<at::Generator> gen) {
-  check_not_complex("bernoulli_scalar_cpu_", self.scalar_type());
-  TORCH_CHECK(0 <= p && p <= 1, "bernoulli_ expects p to be in [0, 1], but got p=", p);
-  to_meta(self).bernoulli_(p);
-  uint64_t seed = next_seed(gen);
-  EngineLock g(engine_mutex());
-  assign(self, bernoulli_value(self, cf(p, DType::Float64, shape_of_t(self)), seed));
-  return self;
-}
-
-Tensor& bernoulli_tensor_ip(Tensor& self, const Tensor& p, c10::optional<at::Generator> gen) {
-  check_operands("bernoulli_", {p});
-  check_not_complex("bernoulli_tensor_cpu_self_", self.scalar_type());
-  check_not_complex("bernoulli_tensor_cpu_p_", p.scalar_type());
-  to_meta(self).bernoulli_(to_meta(p));
-  uint64_t seed = next_seed(gen);
-  EngineLock g(engine_mutex());
-  DType c = p.scalar_type() == at::kDouble ? DType::Float64 : DType::Float32;
-  assign(self, bernoulli_value(self, operand(p, shape_of_t(self), c), seed));
-  return self;
-}
-
-// random_: integers uniform in [from, to_inc], computed in double. Ranges wider than 2^53
-// lose their low bits; the result is clamped to the range so that rounding never leaves it.
-void random_fill(Tensor& self, int64_t from, int64_t to_inc, c10::optional<at::Generator> gen) {
-  uint64_t seed = next_seed(gen);
-  EngineLock g(engine_mutex());
-  Shape s = shape_of_t(self);
-  const DType c = DType::Float64;
-  double range = double(to_inc) - double(from) + 1.0;
-  double lo = double(from), hi = double(to_inc);  // then moved inside [from, to_inc]
-  if ((long double)hi > (long double)to_inc) hi = std::nextafter(hi, -INFINITY);
-  if ((long double)lo < (long double)from) lo = std::nextafter(lo, INFINITY);
-  NodeRef u = rand_uniform(c, s, seed, 0);
-  NodeRef v = binary(Op::Add, cf(double(from), c, s), unary(Op::Floor, binary(Op::Mul, u, cf(range, c, s))));
-  v = binary(Op::Minimum, binary(Op::Maximum, v, cf(lo, c, s)), cf(hi, c, s));
-  assign(self, v);
-}
-
-// The largest value random_ draws without an explicit `to` (as CPU's random_from_to).
-int64_t default_to_inc(const Tensor& self) {
-  int64_t r = 0;
-  AT_DISPATCH_ALL_TYPES_AND3(at::kBool, at::kHalf, at::kBFloat16, self.scalar_type(), "random_loom", [&] {
-    if (std::is_floating_point<scalar_t>::value || std::is_same<scalar_t, at::Half>::value ||
-        std::is_same<scalar_t, at::BFloat16>::value)
-      r = int64_t(1) << std::numeric_limits<scalar_t>::digits;
-    else if (std::is_same<scalar_t, bool>::value)
-      r = 1;
-    else
-      r = static_cast<int64_t>(std::numeric_limits<scalar_t>::max());
-  });
-  return r;
-}
-
-Tensor& random_ip(Tensor& self, c10::optional<at::Generator> gen) {
-  check_not_complex("random_kernel_cpu", self.scalar_type());
-  to_meta(self).random_();
-  random_fill(self, 0, default_to_inc(self), gen);
-  return self;
-}
-
 // The composite is empty({}) then fill_: two more dispatches on every Python scalar that
 // meets a Loom tensor through indexing (`x[i] = v` makes one per write).
 Tensor scalar_tensor_fn(const c10::Scalar& s, c10::optional<at::ScalarType> dtype,
@@ -483,24 +346,12 @@ Tensor scalar_tensor_fn(const c10::Scalar& s, c10::optional<at::ScalarType> dtyp
   return out;
 }
 
-Tensor& random_to_ip(Tensor& self, int64_t to, c10::optional<at::Generator> gen) {
-  to_meta(self).random_(to);
-  random_fill(self, 0, to - 1, gen);
-  return self;
-}
-
-Tensor& random_from_ip(Tensor& self, int64_t from, c10::optional<int64_t> to,
-                       c10::optional<at::Generator> gen) {
-  to_meta(self).random_(from, to);
-  random_fill(self, from, to.has_value() ? *to - 1 : default_to_inc(self), gen);
-  return self;
-}
-
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("arange.start_out", arange_out);
   m.impl("linspace.out", linspace_out);
+  m.impl("range.out", range_out);
   m.impl("logspace.out", logspace_out);
   m.impl("kaiser_window", kaiser_window_fn);
   m.impl("kaiser_window.periodic", kaiser_window_periodic);
@@ -509,18 +360,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("triu_indices", triu_indices_fn);
   m.impl("eye.out", eye_out);
   m.impl("eye.m_out", eye_m_out);
-  m.impl("uniform_", uniform_ip);
-  m.impl("normal_", normal_ip);
-  m.impl("normal.Tensor_float", normal_tf);
-  m.impl("normal.float_Tensor", normal_ft);
-  m.impl("normal.Tensor_Tensor", normal_tt);
-  m.impl("exponential_", exponential_ip);
-  m.impl("bernoulli_.float", bernoulli_float_ip);
-  m.impl("bernoulli_.Tensor", bernoulli_tensor_ip);
-  m.impl("random_", random_ip);
   m.impl("scalar_tensor", scalar_tensor_fn);
-  m.impl("random_.to", random_to_ip);
-  m.impl("random_.from", random_from_ip);
 }
 
 }  // namespace loom::aten

@@ -107,9 +107,9 @@ LOOM_FOREACH_ADDC(addcdiv)
 // --- unary ---
 
 #define LOOM_FOREACH_UNARY_OPS(X)                                                            \
-  X(abs) X(acos) X(asin) X(atan) X(ceil) X(cos) X(cosh) X(erf) X(exp) X(expm1) X(floor)      \
-  X(frac) X(log) X(log10) X(log1p) X(log2) X(neg) X(reciprocal) X(round) X(sigmoid) X(sin)   \
-  X(sinh) X(sqrt) X(tan) X(tanh) X(trunc)
+  X(abs) X(acos) X(asin) X(atan) X(ceil) X(cos) X(cosh) X(erf) X(erfc) X(exp) X(expm1)      \
+  X(floor) X(frac) X(lgamma) X(log) X(log10) X(log1p) X(log2) X(neg) X(reciprocal) X(round) \
+  X(sigmoid) X(sin) X(sinh) X(sqrt) X(tan) X(tanh) X(trunc)
 
 #define LOOM_FOREACH_UNARY(op)                                \
   Tensors op##_fn(TensorList self) {                          \

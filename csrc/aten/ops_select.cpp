@@ -423,9 +423,23 @@ Tensor bincount_fn(const Tensor& self, const c10::optional<Tensor>& weights, int
   return out.scatter_add_(0, x.to(at::kLong), weights->to(out_type));
 }
 
+// The deprecated _aminmax, as the CPU's: aminmax with a warning once per process.
+std::tuple<Tensor, Tensor> deprecated_aminmax_dim(const Tensor& self, int64_t dim, bool keepdim) {
+  TORCH_WARN_ONCE("_aminmax is deprecated as of PyTorch 1.11 and will be removed in a future "
+                  "release. Use aminmax instead. This warning will only appear once per process.");
+  return aminmax_fn(self, dim, keepdim);
+}
+std::tuple<Tensor, Tensor> deprecated_aminmax(const Tensor& self) {
+  TORCH_WARN_ONCE("_aminmax is deprecated as of PyTorch 1.11 and will be removed in a future "
+                  "release. Use aminmax instead. This warning will only appear once per process.");
+  return aminmax_fn(self, c10::nullopt, false);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_aminmax", deprecated_aminmax);
+  m.impl("_aminmax.dim", deprecated_aminmax_dim);
   m.impl("bincount", bincount_fn);
   m.impl("_cummax_helper", cummax_helper);
   m.impl("_cummin_helper", cummin_helper);

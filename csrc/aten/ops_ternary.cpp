@@ -164,6 +164,21 @@ Tensor& lerp_s_ip(Tensor& a, const Tensor& b, const c10::Scalar& w) {
               [&](const Shape& s, DType t) { return lerp_value(a, b, wrap(w), s, t); });
 }
 
+Tensor& lerp_t_out(const Tensor& a, const Tensor& b, const Tensor& w, Tensor& out) {
+  Tensor mo = to_meta(out);
+  at::lerp_outf(to_meta(a), to_meta(b), to_meta(w), mo);
+  match_out(out, mo);
+  return into(out, [&] { return at::lerp(to_meta(a), to_meta(b), to_meta(w)); },
+              [&](const Shape& s, DType r) { return lerp_value(a, b, w, s, r); });
+}
+Tensor& lerp_s_out(const Tensor& a, const Tensor& b, const c10::Scalar& w, Tensor& out) {
+  Tensor mo = to_meta(out);
+  at::lerp_outf(to_meta(a), to_meta(b), w, mo);
+  match_out(out, mo);
+  return into(out, [&] { return at::lerp(to_meta(a), to_meta(b), w); },
+              [&](const Shape& s, DType r) { return lerp_value(a, b, wrap(w), s, r); });
+}
+
 // addcmul / addcdiv: self + value * t1 (*|/) t2, associated as eager does (addcmul's
 // last product fused with the sum where eager's is).
 NodeRef addc_value(Op op, const Tensor& x, const Tensor& t1, const Tensor& t2,
@@ -182,6 +197,14 @@ NodeRef addc_value(Op op, const Tensor& x, const Tensor& t1, const Tensor& t2,
     Tensor r = at::name(mx, to_meta(t1), to_meta(t2), v);                                       \
     mx.name##_(to_meta(t1), to_meta(t2), v);                                                    \
     return into(x, [&] { return r; },                                                           \
+                [&](const Shape& s, DType t) { return addc_value(Op::OP, x, t1, t2, v, s, t); }); \
+  }                                                                                             \
+  Tensor& name##_out(const Tensor& x, const Tensor& t1, const Tensor& t2, const c10::Scalar& v, \
+                     Tensor& out) {                                                             \
+    Tensor mo = to_meta(out);                                                                   \
+    at::name##_outf(to_meta(x), to_meta(t1), to_meta(t2), v, mo);                              \
+    match_out(out, mo);                                                                         \
+    return into(out, [&] { return at::name(to_meta(x), to_meta(t1), to_meta(t2), v); },        \
                 [&](const Shape& s, DType t) { return addc_value(Op::OP, x, t1, t2, v, s, t); }); \
   }
 LOOM_ADDC(addcmul, Mul)
@@ -220,6 +243,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("lerp.Scalar", lerp_s_fn);
   m.impl("lerp_.Tensor", lerp_t_ip);
   m.impl("lerp_.Scalar", lerp_s_ip);
+  m.impl("lerp.Tensor_out", lerp_t_out);
+  m.impl("lerp.Scalar_out", lerp_s_out);
+  m.impl("addcmul.out", addcmul_out);
+  m.impl("addcdiv.out", addcdiv_out);
   m.impl("addcmul", addcmul_fn);
   m.impl("addcmul_", addcmul_ip);
   m.impl("addcdiv", addcdiv_fn);

@@ -338,6 +338,51 @@ def test_div_modes_round_as_cpu_vector_loop(dtype):
             assert torch.equal(got[keep].signbit(), want[keep].signbit())
 
 
+def test_scalar_base_forms():
+    # pow(Scalar, Tensor, out=) and remainder(Scalar, Tensor): the scalar a wrapped number.
+    x = sample((4, 5), torch.float32, seed=21)
+    for base in (2, 2.5, -3):
+        for dt in (torch.float32, torch.float64):
+            want = torch.pow(base, x, out=torch.empty(0, dtype=dt))
+            got = torch.pow(base, x.to(D), out=torch.empty(0, dtype=dt, device=D))
+            compare(got, want)
+        compare(torch.remainder(base, x.to(D)), torch.remainder(base, x))
+    i = torch.arange(1, 9).reshape(2, 4)
+    compare(torch.remainder(7, i.to(D)), torch.remainder(7, i))
+    compare(torch.pow(3, i.to(D), out=torch.empty(0, dtype=torch.int64, device=D)),
+            torch.pow(3, i, out=torch.empty(0, dtype=torch.int64)))
+    data = torch.randn(6, device=D)
+    with pytest.raises(RuntimeError, match="unsupported operation"):
+        torch.pow(2, data[1:4], out=data[0:3])
+
+
+def test_ternary_out_forms():
+    a, b = sample((4, 5), torch.float32, seed=22), sample((1, 5), torch.float32, seed=23)
+    w, c = sample((4, 1), torch.float32, seed=24), sample((4, 5), torch.float32, 1, 3, seed=25)
+    cases = [lambda o, t: torch.lerp(t(a), t(b), 0.3, out=o),
+             lambda o, t: torch.lerp(t(a), t(b), t(w), out=o),
+             lambda o, t: torch.addcmul(t(a), t(b), t(c), value=0.5, out=o),
+             lambda o, t: torch.addcdiv(t(a), t(b), t(c), value=-2, out=o)]
+    for fn in cases:
+        # An empty out (resized), and a right-sized transposed one (its strides kept).
+        for make_out in (lambda d: torch.empty(0, device=d), lambda d: torch.empty(5, 4, device=d).t()):
+            want = fn(make_out("cpu"), lambda v: v)
+            got_out = make_out(D)
+            got = fn(got_out, lambda v: v.to(D))
+            assert got is got_out
+            compare(got, want)
+        # A column of a bigger tensor: written in place, strides kept.
+        want_base, got_base = torch.zeros(4, 5, 2), torch.zeros(4, 5, 2, device=D)
+        fn(want_base[..., 1], lambda v: v)
+        fn(got_base[..., 1], lambda v: v.to(D))
+        compare(got_base, want_base)
+        with pytest.raises(RuntimeError) as want_err:
+            fn(torch.empty(0, dtype=torch.int64), lambda v: v)
+        with pytest.raises(RuntimeError) as got_err:
+            fn(torch.empty(0, dtype=torch.int64, device=D), lambda v: v.to(D))
+        assert str(got_err.value) == str(want_err.value)
+
+
 # --- ternary ---
 
 @pytest.mark.parametrize("dtype", ALL)

@@ -267,6 +267,86 @@ def test_exponential():
     assert abs(mean - 0.5) < 0.01 and abs(std - 0.5) < 0.02 and lo >= 0
 
 
+def test_cauchy_log_normal_geometric():
+    # Medians and means from 100K draws; the CPU draws other values from the same laws.
+    x = torch.empty(N, device=D).cauchy_(1.5, 2.0).cpu().double()
+    assert abs(x.median().item() - 1.5) < 0.05
+    assert abs(((x - 1.5).abs() < 2.0).double().mean().item() - 0.5) < 0.01  # quartiles at +-sigma
+    x = torch.empty(N, device=D, dtype=torch.float64).log_normal_(0.5, 0.25).cpu()
+    assert abs(x.log().mean().item() - 0.5) < 0.01 and abs(x.log().std().item() - 0.25) < 0.01
+    for dtype in (torch.float32, torch.int64, torch.int16):
+        x = torch.empty(N, device=D, dtype=dtype).geometric_(0.25).cpu().double()
+        assert x.min().item() == 1 and abs(x.mean().item() - 4.0) < 0.06
+        assert abs((x == 1).double().mean().item() - 0.25) < 0.01
+    for fn in (lambda t: t.cauchy_(), lambda t: t.log_normal_(), lambda t: t.geometric_(0.5)):
+        a, b = fn(torch.empty(64, device=D)), fn(torch.empty(64, device=D))
+        assert not torch.equal(a.cpu(), b.cpu())  # each call draws anew
+        torch.manual_seed(7)
+        a = fn(torch.empty(64, device=D)).cpu()
+        torch.manual_seed(7)
+        assert torch.equal(fn(torch.empty(64, device=D)).cpu(), a)
+
+
+def test_normal_out_forms():
+    mean, std = torch.zeros(200, 300), torch.full((200, 300), 2.0)
+    for fn in (lambda m, s, o: torch.normal(m, 2.0, out=o), lambda m, s, o: torch.normal(0.0, s, out=o),
+               lambda m, s, o: torch.normal(m, s, out=o)):
+        for out_shape in ((0,), (200, 300), (2, 200, 300), (7, 3)):
+            out = torch.empty(out_shape, device=D)
+            try:  # the CPU's sizes, or its error (an empty out with a tensor mean, 7x3)
+                want = fn(mean, std, torch.empty(out_shape))
+            except RuntimeError as e:
+                with pytest.raises(RuntimeError) as info:
+                    fn(mean.to(D), std.to(D), out)
+                assert str(info.value) == str(e)
+                continue
+            got = fn(mean.to(D), std.to(D), out)
+            assert got is out and got.shape == want.shape and got.stride() == want.stride()
+            assert abs(got.cpu().std().item() - 2.0) < 0.05
+
+
+@pytest.mark.filterwarnings("ignore:torch.range is deprecated")
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.float32, torch.float64,
+                                   torch.bfloat16, torch.int16])
+def test_range(dtype):
+    for args in ((0, 5), (1, 10, 3), (10, 1, -2), (0.5, 3.0, 0.25), (-3, 3, 0.7)):
+        if dtype.is_floating_point or all(float(a).is_integer() for a in args):
+            same(torch.range(*args, dtype=dtype, device=D), torch.range(*args, dtype=dtype))
+    for bad in ((0, 5, 0), (5, 0, 1), (0, float("inf"))):
+        with pytest.raises(RuntimeError) as want:
+            torch.range(*bad, dtype=torch.float32)
+        with pytest.raises(RuntimeError) as got:
+            torch.range(*bad, dtype=torch.float32, device=D)
+        assert str(got.value) == str(want.value)
+
+
+def test_randperm():
+    for n, dtype in ((0, torch.int64), (1, torch.int64), (1000, torch.int64), (5000, torch.float32),
+                     (300, torch.int16), (100, torch.bfloat16)):
+        p = torch.randperm(n, dtype=dtype, device=D)
+        assert p.device.type == D.type and p.dtype == dtype and p.shape == (n,)
+        assert torch.equal(p.cpu().long().sort().values, torch.arange(n))
+    torch.manual_seed(3)
+    a = torch.randperm(100, device=D).cpu()
+    torch.manual_seed(3)
+    assert torch.equal(torch.randperm(100, device=D).cpu(), a)
+    assert not torch.equal(torch.randperm(100, device=D).cpu(), a)
+    # Every position takes every value about as often (a uniform shuffle).
+    counts = torch.zeros(8, 8)
+    for _ in range(2000):
+        counts[torch.arange(8), torch.randperm(8, device=D).cpu()] += 1
+    assert (counts - 250).abs().max() < 80
+    out = torch.empty(3, 4, device=D, dtype=torch.int64)
+    assert torch.randperm(12, out=out) is out and out.shape == (12,)
+    for bad in (lambda **d: torch.randperm(-1, **d), lambda **d: torch.randperm(5000, dtype=torch.half, **d),
+                lambda **d: torch.randperm(5, dtype=torch.bool, **d)):
+        with pytest.raises(RuntimeError) as want:
+            bad()
+        with pytest.raises(RuntimeError) as got:
+            bad(device=D)
+        assert str(got.value).split(":")[0] == str(want.value).split(":")[0]
+
+
 @pytest.mark.parametrize("dtype", INTS + [torch.float32])
 def test_randint(dtype):
     x = torch.randint(3, 10, (N,), dtype=dtype, device=D)
@@ -312,6 +392,11 @@ def test_random_to_and_from():
     lambda **d: torch.empty(3, **d).normal_(0, -1),
     lambda **d: torch.empty(3, **d).bernoulli_(1.5),
     lambda **d: torch.empty(3, **d).exponential_(-1),
+    lambda **d: torch.empty(3, **d).log_normal_(0, 0),
+    lambda **d: torch.empty(3, dtype=torch.int32, **d).log_normal_(),
+    lambda **d: torch.empty(3, **d).geometric_(1.0),
+    lambda **d: torch.empty(3, dtype=torch.bool, **d).geometric_(0.5),
+    lambda **d: torch.empty(3, dtype=torch.int64, **d).cauchy_(),
     lambda **d: torch.empty(3, dtype=torch.int8, **d).random_(0, 1000),
     lambda **d: torch.empty(3, **d).random_(5, 2),
 ])

@@ -1,0 +1,78 @@
+// aten ops that PyTorch dispatches to a CPU kernel although they are compositions of other
+// ops: registered for Loom as compositions of Loom's ops, so that none runs through the CPU
+// fallback. Where the CPU's kernel is itself device-generic code (tensordot.out,
+// mvlgamma.out, native_dropout and its backward, _assert_async), it is registered as is.
+#include <ATen/ATen.h>
+#include <ATen/native/Resize.h>
+#include <ATen/ops/_assert_async_native.h>
+#include <ATen/ops/mvlgamma_native.h>
+#include <ATen/ops/native_channel_shuffle_native.h>
+#include <ATen/ops/native_dropout_backward_native.h>
+#include <ATen/ops/native_dropout_native.h>
+#include <ATen/ops/tensordot_native.h>
+#include <torch/library.h>
+
+#include "aten/op_util.h"
+
+namespace loom::aten {
+
+namespace {
+
+using at::Tensor;
+
+// The CPU's checks; its result keeps the input's memory format (the shuffle itself is a
+// view, a permute and a copy).
+Tensor channel_shuffle_fn(const Tensor& self, int64_t groups) {
+  TORCH_CHECK(self.dim() > 2, "channel_shuffle expects input with > 2 dims, but got input with sizes ",
+              self.sizes());
+  const int64_t c = self.size(1);
+  TORCH_CHECK(groups > 0, "Number of groups to divide channels in must be positive.",
+              " Value of groups:", groups);
+  TORCH_CHECK(c % groups == 0, "Number of channels must be divisible by groups. Got ", c,
+              " channels and ", groups, " groups.");
+  if (self.numel() == 0) return self;
+  return at::native::math_channel_shuffle(self, groups).contiguous(self.suggest_memory_format());
+}
+
+// bernoulli(p) into out: out takes p's shape, then draws with the probabilities p holds.
+Tensor& bernoulli_out_fn(const Tensor& p, c10::optional<at::Generator> gen, Tensor& out) {
+  at::native::resize_output(out, p.sizes());
+  return out.bernoulli_(p, std::move(gen));
+}
+
+// Structured ops whose meta function checks and sizes the out as the CPU's does; the
+// functional result is copied in.
+Tensor& addmm_activation_out(const Tensor& self, const Tensor& mat1, const Tensor& mat2,
+                             const c10::Scalar& beta, const c10::Scalar& alpha, bool use_gelu,
+                             Tensor& out) {
+  Tensor mo = to_meta(out);
+  at::_addmm_activation_outf(to_meta(self), to_meta(mat1), to_meta(mat2), beta, alpha, use_gelu, mo);
+  at::native::resize_output(out, mo.sizes());
+  // The functional form is composed from this one: addmm, then relu or exact gelu in place.
+  at::addmm_out(out, self, mat1, mat2, beta, alpha);
+  return use_gelu ? at::gelu_(out) : at::relu_(out);
+}
+
+Tensor& norm_dtype_out(const Tensor& self, const c10::optional<c10::Scalar>& p,
+                       at::IntArrayRef dim, bool keepdim, at::ScalarType dtype, Tensor& out) {
+  Tensor mo = to_meta(out);
+  at::norm_outf(to_meta(self), p, dim, keepdim, dtype, mo);
+  at::native::resize_output(out, mo.sizes());
+  return out.copy_(at::norm(self, p, dim, keepdim, dtype));
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("tensordot.out", TORCH_FN(at::native::tensordot_out));
+  m.impl("mvlgamma.out", TORCH_FN(at::native::mvlgamma_out));
+  m.impl("native_dropout", TORCH_FN(at::native::native_dropout_cpu));
+  m.impl("native_dropout_backward", TORCH_FN(at::native::native_dropout_backward));
+  m.impl("_assert_async", TORCH_FN(at::native::_assert_async_cpu));
+  m.impl("channel_shuffle", TORCH_FN(channel_shuffle_fn));
+  m.impl("bernoulli.out", TORCH_FN(bernoulli_out_fn));
+  m.impl("_addmm_activation.out", TORCH_FN(addmm_activation_out));
+  m.impl("norm.dtype_out", TORCH_FN(norm_dtype_out));
+}
+
+}  // namespace loom::aten

@@ -1,0 +1,158 @@
+"""Ops that PyTorch dispatches to a CPU kernel although they compose other ops (ops_composed.cpp,
+the deprecated _aminmax, foreach erfc/lgamma): on Loom without a fallback, against the CPU.
+And a guard: every aten op with a CPU kernel has a Loom kernel, or is listed below with why."""
+import re
+
+import pytest
+import torch
+
+import loom
+
+D = loom.device
+
+
+@pytest.fixture(autouse=True)
+def no_fallbacks():
+    loom.reset_metrics()
+    yield
+    assert loom.metrics()["fallbacks"] == {}
+
+
+def same(got, want, **kw):
+    assert got.device.type == D.type and got.dtype == want.dtype
+    assert got.shape == want.shape and got.stride() == want.stride()
+    torch.testing.assert_close(got.cpu(), want, **kw)
+
+
+def sample(*shape, seed=0):
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
+
+
+def test_channel_shuffle():
+    x = sample(2, 6, 3, 4)
+    for t in (x, x.contiguous(memory_format=torch.channels_last), x[:, :, ::2]):
+        for groups in (1, 2, 3, 6):
+            same(torch.channel_shuffle(t.to(D), groups), torch.channel_shuffle(t, groups))
+    for bad in (lambda d: torch.channel_shuffle(x.to(d), 4), lambda d: torch.channel_shuffle(x.to(d), 0),
+                lambda d: torch.channel_shuffle(sample(2, 6).to(d), 2)):
+        with pytest.raises(RuntimeError) as want:
+            bad("cpu")
+        with pytest.raises(RuntimeError) as got:
+            bad(D)
+        assert str(got.value) == str(want.value)
+
+
+def test_tensordot_mvlgamma_norm_out():
+    a, b = sample(3, 4, 5, seed=1), sample(4, 5, 2, seed=2)
+    for dims in (2, ([1, 2], [0, 1])):
+        out = torch.empty(0, device=D)
+        assert torch.tensordot(a.to(D), b.to(D), dims=dims, out=out) is out
+        same(out, torch.tensordot(a, b, dims=dims), rtol=1e-5, atol=1e-5)
+    x = sample(4, 3, seed=3).abs() + 2
+    for p in (1, 3):
+        out = torch.empty(0, device=D)
+        torch.mvlgamma(x.to(D), p, out=out)
+        same(out, torch.mvlgamma(x, p))
+    for out_dtype in (torch.float32, torch.float64):
+        want = torch.norm(a, 3, [1], True, dtype=torch.float64, out=torch.empty(0, dtype=out_dtype))
+        got = torch.norm(a.to(D), 3, [1], True, dtype=torch.float64,
+                         out=torch.empty(0, dtype=out_dtype, device=D))
+        same(got, want)
+
+
+def test_addmm_activation_out():
+    bias, m1, m2 = sample(5, seed=4), sample(3, 4, seed=5), sample(4, 5, seed=6)
+    for gelu in (False, True):
+        want = torch.ops.aten._addmm_activation.out(bias, m1, m2, use_gelu=gelu, out=torch.empty(0))
+        got = torch.ops.aten._addmm_activation.out(bias.to(D), m1.to(D), m2.to(D), use_gelu=gelu,
+                                                   out=torch.empty(0, device=D))
+        same(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_native_dropout_and_bernoulli_out():
+    x = sample(200, 300, seed=7)
+    out, mask = torch.native_dropout(x.to(D), 0.25, True)
+    assert out.dtype == torch.float32 and mask.dtype == torch.bool and mask.shape == x.shape
+    m = mask.cpu()
+    assert abs(m.double().mean().item() - 0.75) < 0.01
+    torch.testing.assert_close(out.cpu(), torch.where(m, x / 0.75, torch.zeros(())))
+    g = sample(200, 300, seed=8)
+    torch.testing.assert_close(torch.ops.aten.native_dropout_backward(g.to(D), mask, 4 / 3).cpu(),
+                               g * m * (4 / 3))
+    out, mask = torch.native_dropout(x.to(D), 0.25, False)
+    assert torch.equal(out.cpu(), x) and bool(mask.cpu().all())
+    p = torch.rand(400, 500)
+    out = torch.empty(0, device=D)
+    assert torch.bernoulli(p.to(D), out=out) is out and out.shape == p.shape
+    assert abs(out.cpu().mean().item() - p.mean().item()) < 0.01
+
+
+def test_assert_async():
+    torch._assert_async(torch.tensor(2.0, device=D))
+    torch._assert_async((torch.ones(1, device=D) * 3).squeeze())
+    for bad in (torch.tensor(0.0), torch.zeros(2)):
+        with pytest.raises(RuntimeError) as want:
+            torch._assert_async(bad)
+        with pytest.raises(RuntimeError) as got:
+            torch._assert_async(bad.to(D))
+        assert str(got.value) == str(want.value)
+
+
+@pytest.mark.filterwarnings("ignore:_aminmax is deprecated")
+def test_deprecated_aminmax_and_foreach():
+    x = sample(4, 6, seed=9)
+    for got, want in ((torch._aminmax(x.to(D)), torch._aminmax(x)),
+                      (torch._aminmax(x.to(D), 1, True), torch._aminmax(x, 1, True))):
+        for g, w in zip(got, want):
+            same(g, w)
+    xs = [sample(3, seed=10), sample(2, 2, seed=11).abs() + 0.5]
+    for op in ("erfc", "lgamma"):
+        want = getattr(torch, "_foreach_" + op)(xs)
+        got = getattr(torch, "_foreach_" + op)([t.to(D) for t in xs])
+        for g, w in zip(got, want):
+            same(g, w)
+        ys = [t.to(D) for t in xs]
+        getattr(torch, "_foreach_" + op + "_")(ys)
+        for g, w in zip(ys, want):
+            same(g, w)
+
+
+# Ops with a CPU kernel that have no Loom kernel, and why; anything else falling back is a
+# gap this test names. (Composite ops need no kernel: they run Loom's.)
+WITHOUT_KERNEL = {
+    r"quantiz|_make_per_\w+_quantized|_empty_\w*affine_quantized|dequantize|_fake_quantize|"
+    r"_fused_moving_avg_obs_fq": "quantized tensors are not supported",
+    r"sparse|sspaddmm|_spdiags|_convert_indices_from|_validate_compressed|to_mkldnn":
+        "sparse and mkldnn layouts",
+    r"nested": "nested tensors",
+    r"linalg|cholesky|geqrf|ormqr|lu_unpack|triangular_solve|_symeig|_compute_linear_combination":
+        "LAPACK-based linear algebra runs on the CPU through the fallback (README)",
+    r"_fft_": "FFTs run on the CPU through the fallback",
+    r"slow_conv|_slow_conv2d": "convolution takes Loom's own path; these CPU-only paths are not reached",
+    r"_native_multi_head_attention|_native_decoder_only|_transform_bias_rescale_qkv|"
+    r"_transformer_\w+_fwd|_masked_softmax": "the transformer fast path, taken for CPU and CUDA inputs only",
+    r"_weight_norm_interface": "weight_norm's fused kernel, taken for CUDA inputs only",
+    r"poisson|binomial|_standard_gamma|_sample_dirichlet|_dirichlet_grad":
+        "samplers by rejection (torch.distributions' Gamma, Beta, Dirichlet, Poisson, Binomial)",
+    r"_ctc_loss": "CTC loss",
+    r"_add_relu": "the fused add + relu of quantization-aware modules",
+    r"batch_norm_update_stats": "SyncBatchNorm's statistics update",
+    r"glu_jvp|glu_backward_jvp": "forward-mode AD of glu",
+    r"_foobar|_test_|from_file": "test-only ops and file-backed storage",
+}
+
+
+def test_every_cpu_kernel_has_a_loom_kernel_or_a_reason():
+    has = torch._C._dispatch_has_kernel_for_dispatch_key
+    missing = []
+    for name in torch._C._dispatch_get_registrations_for_dispatch_key("CPU"):
+        name = name if name.startswith("aten::") else "aten::" + name
+        if name.count("::") > 1:
+            continue
+        if has(name, "PrivateUse1") or any(
+                has(name, k) for k in ("CompositeImplicitAutograd", "CompositeExplicitAutograd",
+                                       "CompositeExplicitAutogradNonFunctional")):
+            continue
+        if not any(re.search(p, name) for p in WITHOUT_KERNEL):
+            missing.append(name)
+    assert missing == []
