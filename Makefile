@@ -42,7 +42,7 @@ test-cpp: build
 test-python: build
 	PYTHONPATH=python $(PYTHON) -m pytest -q tests/python
 
-# PyTorch's own test_view_ops.py and test_indexing.py on Loom, against
+# PyTorch's own device-generic test files (tests/upstream/run.py FILES) on Loom, against
 # tests/upstream/expected_failures.txt. The first run fetches them with apt-get source.
 test-upstream: build
 	$(PYTHON) tests/upstream/run.py --log-dir $(BUILD)/upstream

@@ -8,8 +8,10 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Dispatch.h>
 #include <ATen/core/DistributionsHelper.h>
+#include <ATen/native/DistributionTemplates.h>
 #include <ATen/native/Resize.h>
 #include <ATen/native/TensorFactories.h>
+#include <ATen/native/TensorIterator.h>
 #include <torch/library.h>
 
 #include <cmath>
@@ -109,13 +111,44 @@ Tensor& normal_ip(Tensor& self, double mean, double std, c10::optional<at::Gener
   return self;
 }
 
+constexpr const char* kNegativeStd = "normal expects all elements of std >= 0.0";
+
+// NOTE [Checked std]: the CPU reads std.min() at the op and raises for a negative (or NaN)
+// element. Where std's values are at hand (realized, at most kMaxEagerCheck elements: a
+// tensor copied in) Loom reads them too and raises there; otherwise the kernel checks each
+// element it reads (NOTE [Deferred checks]) and the error comes at the next realization,
+// as an index fault does, rather than realizing std at the op.
+// Returns whether std was checked here.
+bool std_checked_now(const Tensor& std) {
+  if (std.numel() == 0) return true;
+  if (!at::isFloatingType(std.scalar_type()) || std.numel() > kMaxEagerCheck) return false;
+  EngineLock g(engine_mutex());
+  if (!buffer_of(std).value()->realized) return false;
+  const char* base = storage_bytes(std) + std.storage_offset() * std.element_size();
+  Tensor host = at::from_blob(const_cast<char*>(base), std.sizes(), std.strides(),
+                              std.options().device(at::kCPU));
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, std.scalar_type(), "loom_std", [&] {
+    bool ok = true;
+    at::TensorIterator it = at::TensorIteratorConfig().add_input(host).build();
+    it.serial_for_each([&](char** data, const int64_t* strides, int64_t n, int64_t rows) {
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t i = 0; i < n; ++i)
+          ok &= static_cast<float>(*reinterpret_cast<const scalar_t*>(
+                    data[0] + r * strides[1] + i * strides[0])) >= 0;
+    }, {0, std.numel()});
+    TORCH_CHECK(ok, kNegativeStd);
+  });
+  return true;
+}
+
 // normal with tensor mean and/or std: mean + std * n, broadcast as PyTorch does, into `out`
 // (its shape and dtype the meta op's).
 void normal_into(const Tensor& out, const c10::optional<Tensor>& mean_t, double mean,
-                 const c10::optional<Tensor>& std_t, double std, uint64_t seed) {
+                 const c10::optional<Tensor>& std_t, double std, uint64_t seed, bool std_checked) {
   DType c = rand_dtype(out);
   Shape s = shape_of_t(out);
   NodeRef n = rand_normal(c, s, seed, 0);
+  const DType real = c;
   if (out.is_complex()) {  // parts of variance 1/2, as the CPU's
     NodeRef half = cf(1 / std::sqrt(2), c, s);
     NodeRef im = rand_normal(c, s, seed, uint64_t(numel(s)));
@@ -123,7 +156,15 @@ void normal_into(const Tensor& out, const c10::optional<Tensor>& mean_t, double 
     c = n->dtype;
   }
   NodeRef m = mean_t ? operand(*mean_t, s, c) : cf(mean, c, s);
-  NodeRef d = std_t ? operand(*std_t, s, c) : cf(std, c, s);
+  NodeRef d = cf(std, c, s);
+  if (std_t) {
+    d = operand(*std_t, s, real);
+    if (!std_checked) {  // NOTE [Checked std]
+      static const int msg = fault_message(FaultKind::Runtime, kNegativeStd);
+      d = check_nonnegative(d, msg);
+    }
+    d = cast(d, c);
+  }
   assign(out, binary(Op::Add, m, binary(Op::Mul, d, n)));
 }
 
@@ -131,10 +172,11 @@ Tensor normal_value(const Tensor& meta, const c10::optional<Tensor>& mean_t, dou
                     const c10::optional<Tensor>& std_t, double std,
                     c10::optional<at::Generator> gen) {
   TORCH_CHECK(!std_t || !std_t->is_complex(), "normal expects standard deviation to be non-complex");
+  const bool checked = !std_t || std_checked_now(*std_t);
   uint64_t seed = next_seed(gen);
   EngineLock g(engine_mutex());
   Tensor out = result_like(meta);
-  normal_into(out, mean_t, mean, std_t, std, seed);
+  normal_into(out, mean_t, mean, std_t, std, seed, checked);
   return out;
 }
 Tensor normal_tf(const Tensor& mean, double std, c10::optional<at::Generator> gen) {
@@ -157,10 +199,11 @@ Tensor& normal_out_value(Tensor& out, const Tensor& meta_out, const c10::optiona
                          c10::optional<at::Generator> gen) {
   TORCH_CHECK(!std_t || !std_t->is_complex(), "normal expects standard deviation to be non-complex");
   check_operands("normal", {out});
+  const bool checked = !std_t || std_checked_now(*std_t);
   at::native::resize_output(out, meta_out.sizes());
   uint64_t seed = next_seed(gen);
   EngineLock g(engine_mutex());
-  normal_into(out, mean_t, mean, std_t, std, seed);
+  normal_into(out, mean_t, mean, std_t, std, seed, checked);
   return out;
 }
 Tensor& normal_tf_out(const Tensor& mean, double std, c10::optional<at::Generator> gen, Tensor& out) {
@@ -302,15 +345,30 @@ Tensor& random_ip(Tensor& self, c10::optional<at::Generator> gen) {
 }
 
 
+// A floating dtype's bounds move inward to the nearest integers whose values it holds, as
+// the CPU's do (its update_from / update_to): float16's random_(0, 65504) draws up to 65472,
+// since 65503 rounds to 65504.
+void held_bounds(const Tensor& self, int64_t& from, c10::optional<int64_t>& to) {
+  if (!at::isFloatingType(self.scalar_type())) return;
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, self.scalar_type(), "random_loom", [&] {
+    from = at::native::templates::update_from<scalar_t>(from);
+    if (to) to = at::native::templates::update_to<scalar_t>(*to);
+  });
+}
+
 Tensor& random_to_ip(Tensor& self, int64_t to, c10::optional<at::Generator> gen) {
   to_meta(self).random_(to);
-  random_fill(self, 0, to - 1, gen);
+  int64_t from = 0;
+  c10::optional<int64_t> t = to;
+  held_bounds(self, from, t);
+  random_fill(self, from, *t - 1, gen);
   return self;
 }
 
 Tensor& random_from_ip(Tensor& self, int64_t from, c10::optional<int64_t> to,
                        c10::optional<at::Generator> gen) {
   to_meta(self).random_(from, to);
+  held_bounds(self, from, to);
   random_fill(self, from, to.has_value() ? *to - 1 : default_to_inc(self), gen);
   return self;
 }

@@ -57,24 +57,29 @@ std::string Renderer::emit(int id, int depth) {
     case Op::Check: {
       const CheckArg& c = std::get<CheckArg>(n.arg);
       std::string x = emit(n.src[0], depth), size = std::to_string(c.size) + "LL";
-      if (c.nonzero && checks_done) {
+      if (c.kind != CheckKind::Bound && checks_done) {
         scopes.back()[id] = x;
         return x;
       }
       const std::string check = std::to_string(n.check);
-      if (c.nonzero && defer_checks) {  // NOTE [Deferred checks]
+      if (c.kind != CheckKind::Bound) {
+        // A failing divisor passes on as 1 (a trap otherwise), a failing std as it is.
+        const bool divisor = c.kind == CheckKind::NonZero;
+        const std::string bad = divisor ? name + "r == 0" : "!(" + name + "r >= 0)";
         line(depth, "const " + T + " " + name + "r = " + x + ";");
-        line(depth, "if (strict && " + name + "r == 0) { loom_fault(fault, " + check +
-                        ", 0); return 1; }");
-        line(depth, "loom_seen |= " + name + "r == 0;");
-        line(depth, "const " + T + " " + name + " = " + name + "r == 0 ? (" + T + ")1 : " + name +
-                        "r;");
-        scopes.back()[id] = name;
-        return name;
-      }
-      if (c.nonzero) {
-        line(depth, "const " + T + " " + name + " = " + x + ";");
-        line(depth, "if (" + name + " == 0) { loom_fault(fault, " + check + ", 0); return; }");
+        if (!defer_checks) {
+          line(depth, "if (" + bad + ") { loom_fault(fault, " + check + ", 0); return; }");
+          scopes.back()[id] = name + "r";
+          return name + "r";
+        }
+        // NOTE [Deferred checks]
+        line(depth, "if (strict && " + bad + ") { loom_fault(fault, " + check + ", 0); return 1; }");
+        line(depth, "loom_seen |= " + bad + ";");
+        if (!divisor) {
+          scopes.back()[id] = name + "r";
+          return name + "r";
+        }
+        line(depth, "const " + T + " " + name + " = " + bad + " ? (" + T + ")1 : " + name + "r;");
         scopes.back()[id] = name;
         return name;
       }

@@ -59,7 +59,7 @@ bool index_range(const LKernel& k, int id, int outer, IndexRange& r) {
     }
     case Op::Check: {  // NOTE [Parallel scatters]: a value that passed is within its size
       const CheckArg& c = std::get<CheckArg>(n.arg);
-      if (c.nonzero) return false;
+      if (c.kind != CheckKind::Bound) return false;
       r = {0, 0, c.size - 1};
       return true;
     }

@@ -213,7 +213,14 @@ void scatter(Buffer& b, DType dtype, const NodeRef& index, const NodeRef& value,
 
 NodeRef check_nonzero(const NodeRef& divisor, int msg) {
   check(is_integral(divisor->dtype), "check_nonzero of a non-integer value");
-  return make_node(Op::Check, divisor->dtype, divisor->shape, {divisor}, CheckArg{0, false, msg, true});
+  return make_node(Op::Check, divisor->dtype, divisor->shape, {divisor},
+                   CheckArg{0, false, msg, CheckKind::NonZero});
+}
+
+NodeRef check_nonnegative(const NodeRef& value, int msg) {
+  check(is_floating(value->dtype), "check_nonnegative of a non-float value");
+  return make_node(Op::Check, value->dtype, value->shape, {value},
+                   CheckArg{0, false, msg, CheckKind::NonNegative});
 }
 
 NodeRef check_index(const NodeRef& index, int64_t size, bool wrap, int msg) {

@@ -94,6 +94,8 @@ void scatter(Buffer& b, DType dtype, const NodeRef& index, const NodeRef& value,
 NodeRef check_index(const NodeRef& index, int64_t size, bool wrap, int msg);
 // `divisor` (an integer value) as it is, checked not to be 0 (fault message `msg`).
 NodeRef check_nonzero(const NodeRef& divisor, int msg);
+// `value` (a float) as it is, checked to be at least 0 and not NaN (fault message `msg`).
+NodeRef check_nonnegative(const NodeRef& value, int msg);
 // Replaces the whole storage's value (an extern call's output, core/extern.h).
 void set_value(Buffer& b, const NodeRef& flat);
 // Host bytes as a new realized value of the whole storage.

@@ -64,7 +64,7 @@ size_t hash_arg(const Arg& a) {
           mix(h, std::hash<int64_t>()(v.size));
           mix(h, v.wrap);
           mix(h, v.msg);
-          mix(h, v.nonzero);
+          mix(h, size_t(v.kind));
         }
       },
       a);
@@ -293,8 +293,10 @@ std::string arg_str(const Arg& a) {
         } else if constexpr (std::is_same_v<T, std::shared_ptr<ExternArg>>) {
           os << v->call->name << "#" << v->out;
         } else if constexpr (std::is_same_v<T, CheckArg>) {
-          if (v.nonzero)
+          if (v.kind == CheckKind::NonZero)
             os << "!=0 msg" << v.msg;
+          else if (v.kind == CheckKind::NonNegative)
+            os << ">=0 msg" << v.msg;
           else
             os << (v.wrap ? "wrap<" : "<") << v.size << " msg" << v.msg;
         }

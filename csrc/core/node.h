@@ -90,16 +90,18 @@ struct ReduceArg {
   bool operator==(const ReduceArg& o) const { return kind == o.kind && axes == o.axes; }
 };
 
-// Check: an index that must lie in [0, size) (or [-size, size), wrapped, when `wrap`),
-// or with `nonzero`, a divisor (of any integer dtype) that must not be 0; otherwise the
-// kernel stops and reports fault message `msg` (core/fault.h).
+// Check: a value the kernel passes on once it holds, or else stops and reports fault
+// message `msg` (core/fault.h). Bound: an index that must lie in [0, size) (or [-size, size),
+// wrapped, when `wrap`). NonZero: a divisor (of any integer dtype) other than 0.
+// NonNegative: a float at least 0 (not NaN), as normal's tensor std.
+enum class CheckKind : uint8_t { Bound, NonZero, NonNegative };
 struct CheckArg {
   int64_t size;
   bool wrap;
   int msg;
-  bool nonzero = false;
+  CheckKind kind = CheckKind::Bound;
   bool operator==(const CheckArg& o) const {
-    return size == o.size && wrap == o.wrap && msg == o.msg && nonzero == o.nonzero;
+    return size == o.size && wrap == o.wrap && msg == o.msg && kind == o.kind;
   }
 };
 

@@ -112,7 +112,7 @@ class KeyWriter {
       b_.const_nodes.push_back(n);
     } else if (const auto* c = std::get_if<CheckArg>(&n->arg)) {
       word(c->size);
-      word(c->wrap | c->nonzero << 1);
+      word(int64_t(c->wrap) | int64_t(c->kind) << 1);
       word(c->msg);
     } else if (!std::holds_alternative<std::monostate>(n->arg)) {
       ok = false;  // an extern's argument: not part of any kernel

@@ -305,6 +305,44 @@ def test_normal_out_forms():
             assert abs(got.cpu().std().item() - 2.0) < 0.05
 
 
+def test_normal_std_must_be_nonnegative():
+    # NOTE [Checked std]: a std copied in is checked at the op, as the CPU's (it reads
+    # std.min()); a computed one by the kernel, raising at the next realization.
+    msg = "normal expects all elements of std >= 0.0"
+    for std in (torch.tensor(-1.0), torch.tensor([1.0, float("nan")]), torch.full((3, 4), -0.5)):
+        with pytest.raises(RuntimeError, match=msg):
+            torch.normal(0.0, std)
+        with pytest.raises(RuntimeError, match=msg):
+            torch.normal(0.0, std.to(D))
+        with pytest.raises(RuntimeError, match=msg):
+            torch.normal(torch.zeros(std.shape, device=D), std.to(D), out=torch.empty(0, device=D))
+    pending = torch.ones(5, device=D) - torch.tensor([0.0, 0, 3, 0, 0], device=D)  # one is -2
+    r = torch.normal(torch.zeros(5, device=D), pending)
+    with pytest.raises(RuntimeError, match=msg):
+        r.cpu()
+    fine = torch.ones(5, device=D) * 2  # pending, and valid
+    assert abs(torch.normal(0.0, fine.expand(1000, 5)).cpu().std().item() - 2) < 0.1
+    assert torch.normal(1.0, torch.zeros(3, device=D)).cpu().tolist() == [1.0, 1.0, 1.0]
+
+
+@pytest.mark.filterwarnings("ignore:.*out of bounds")
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32])
+def test_random_bounds_held_by_the_dtype(dtype):
+    # random_(from, to) moves bounds the dtype cannot hold inward, as the CPU (its
+    # update_from / update_to): float16's 65503 would round up to `to`, so it draws up to
+    # 65472.
+    for args in ((65504,), (0, 32752), (-2049, 2049), (2 ** 24 + 1,)):
+        if dtype == torch.float16 and max(abs(a) for a in args) > 65504:
+            continue
+        got = torch.empty(N, dtype=dtype, device=D).random_(*args).cpu().double()
+        lo, hi = (0, args[0]) if len(args) == 1 else args
+        assert got.min() >= lo and got.max() < hi
+    x = torch.empty(N, dtype=torch.float16, device=D).random_(65504).cpu().double()
+    assert x.max() == 65472
+    x = torch.empty(N, dtype=torch.float16, device=D).random_(0, 32752).cpu().double()
+    assert x.max() == 32736
+
+
 @pytest.mark.filterwarnings("ignore:torch.range is deprecated")
 @pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.float32, torch.float64,
                                    torch.bfloat16, torch.int16])

@@ -7,13 +7,17 @@
 #   LOOM_UPSTREAM_MIRROR Debian archive to fetch from (default: the one apt already uses)
 set -eu
 
-FILES="test_view_ops.py test_indexing.py"
+FILES="test_view_ops.py test_indexing.py test_type_promotion.py test_shape_ops.py
+test_sort_and_select.py test_reductions.py test_tensor_creation_ops.py test_binary_ufuncs.py"
 cache=${LOOM_UPSTREAM_CACHE:-$HOME/.cache/loom-upstream}
 version=$(dpkg-query -W -f='${source:Version}' python3-torch)   # e.g. 1.13.1+dfsg-4
 upstream=${version%%+*}; upstream=${upstream%-*}               # e.g. 1.13.1
 dest=$cache/pytorch-$version/test
 
-if [ -f "$dest/.complete" ]; then
+complete=1
+[ -f "$dest/.complete" ] || complete=0
+for f in $FILES; do [ -f "$dest/$f" ] || complete=0; done
+if [ "$complete" = 1 ]; then
   echo "$dest"
   exit 0
 fi

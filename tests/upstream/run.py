@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Runs PyTorch's own test_view_ops.py and test_indexing.py on Loom.
+"""Runs PyTorch's own device-generic test files (FILES: views, indexing, type promotion, shape
+ops, sorting, reductions, tensor creation, binary ufuncs) on Loom.
 
 The files come from `apt-get source pytorch` (fetch.sh, cached outside the repo). PyTorch's
 device-generic tests are instantiated for Loom only (python/loom/testing.py), with CPU
@@ -9,7 +10,7 @@ not listed there fails the run, a listed test that passes is reported.
 Each file runs in a pytest process of its own; a test that hangs past --test-timeout or
 crashes ends that process, is counted as failed, and a new process runs the rest.
 
-  tests/upstream/run.py                      # both files
+  tests/upstream/run.py                      # every file in FILES
   tests/upstream/run.py test_indexing.py -k bool
   tests/upstream/run.py --update-expected    # rewrite expected_failures.txt from this run
 """
@@ -26,7 +27,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-FILES = ("test_view_ops.py", "test_indexing.py")
+FILES = ("test_view_ops.py", "test_indexing.py", "test_type_promotion.py", "test_shape_ops.py",
+         "test_sort_and_select.py", "test_reductions.py", "test_tensor_creation_ops.py",
+         "test_binary_ufuncs.py")
 EXPECTED = HERE / "expected_failures.txt"
 
 HEADER = """\
