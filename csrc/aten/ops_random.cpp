@@ -27,9 +27,7 @@ namespace {
 
 using at::Tensor;
 
-Shape shape_of_t(const Tensor& t) { return out_shape(t); }
 NodeRef cf(double v, DType t, const Shape& s) { return constant(Scalar::of_float(v), t, s); }
-NodeRef ci(int64_t v, DType t, const Shape& s) { return constant(Scalar::of_int(v), t, s); }
 
 // --- random fills ---
 
@@ -87,7 +85,7 @@ Tensor& uniform_ip(Tensor& self, double from, double to, c10::optional<at::Gener
   uint64_t seed = next_seed(gen);
   EngineLock g(engine_mutex());
   DType c = rand_dtype(self);
-  Shape s = shape_of_t(self);
+  Shape s = out_shape(self);
   NodeRef u = rand_uniform(c, s, seed, 0);
   assign(self, binary(Op::Add, cf(from, c, s), binary(Op::Mul, cf(to - from, c, s), u)));
   return self;
@@ -105,7 +103,7 @@ Tensor& normal_ip(Tensor& self, double mean, double std, c10::optional<at::Gener
   uint64_t seed = next_seed(gen);
   EngineLock g(engine_mutex());
   DType c = rand_dtype(self);
-  Shape s = shape_of_t(self);
+  Shape s = out_shape(self);
   NodeRef n = rand_normal(c, s, seed, 0);
   assign(self, binary(Op::Add, cf(mean, c, s), binary(Op::Mul, cf(std, c, s), n)));
   return self;
@@ -146,7 +144,7 @@ bool std_checked_now(const Tensor& std) {
 void normal_into(const Tensor& out, const c10::optional<Tensor>& mean_t, double mean,
                  const c10::optional<Tensor>& std_t, double std, uint64_t seed, bool std_checked) {
   DType c = rand_dtype(out);
-  Shape s = shape_of_t(out);
+  Shape s = out_shape(out);
   NodeRef n = rand_normal(c, s, seed, 0);
   const DType real = c;
   if (out.is_complex()) {  // parts of variance 1/2, as the CPU's
@@ -230,7 +228,7 @@ Tensor& exponential_ip(Tensor& self, double lambd, c10::optional<at::Generator> 
   uint64_t seed = next_seed(gen);
   EngineLock g(engine_mutex());
   DType c = rand_dtype(self);
-  Shape s = shape_of_t(self);
+  Shape s = out_shape(self);
   NodeRef u = rand_uniform(c, s, seed, 0);
   // -log(1 - u) / lambda; 1 - u lies in (0, 1].
   NodeRef e = unary(Op::Neg, unary(Op::Log1p, unary(Op::Neg, u)));
@@ -244,7 +242,7 @@ Tensor& random_transform(Tensor& self, c10::optional<at::Generator> gen, bool no
                          const std::function<NodeRef(const NodeRef&, const Shape&)>& f) {
   uint64_t seed = next_seed(gen);
   EngineLock g(engine_mutex());
-  Shape s = shape_of_t(self);
+  Shape s = out_shape(self);
   NodeRef v = normal ? rand_normal(DType::Float64, s, seed, 0)
                      : rand_uniform(DType::Float64, s, seed, 0);
   assign(self, f(v, s));
@@ -279,7 +277,7 @@ Tensor& geometric_ip(Tensor& self, double p, c10::optional<at::Generator> gen) {
 }
 
 NodeRef bernoulli_value(const Tensor& self, const NodeRef& p, uint64_t seed) {
-  Shape s = shape_of_t(self);
+  Shape s = out_shape(self);
   return binary(Op::Lt, rand_uniform(p->dtype, s, seed, 0), p);
 }
 
@@ -289,7 +287,7 @@ Tensor& bernoulli_float_ip(Tensor& self, double p, c10::optional<at::Generator> 
   to_meta(self).bernoulli_(p);
   uint64_t seed = next_seed(gen);
   EngineLock g(engine_mutex());
-  assign(self, bernoulli_value(self, cf(p, DType::Float64, shape_of_t(self)), seed));
+  assign(self, bernoulli_value(self, cf(p, DType::Float64, out_shape(self)), seed));
   return self;
 }
 
@@ -301,7 +299,7 @@ Tensor& bernoulli_tensor_ip(Tensor& self, const Tensor& p, c10::optional<at::Gen
   uint64_t seed = next_seed(gen);
   EngineLock g(engine_mutex());
   DType c = p.scalar_type() == at::kDouble ? DType::Float64 : DType::Float32;
-  assign(self, bernoulli_value(self, operand(p, shape_of_t(self), c), seed));
+  assign(self, bernoulli_value(self, operand(p, out_shape(self), c), seed));
   return self;
 }
 
@@ -310,7 +308,7 @@ Tensor& bernoulli_tensor_ip(Tensor& self, const Tensor& p, c10::optional<at::Gen
 void random_fill(Tensor& self, int64_t from, int64_t to_inc, c10::optional<at::Generator> gen) {
   uint64_t seed = next_seed(gen);
   EngineLock g(engine_mutex());
-  Shape s = shape_of_t(self);
+  Shape s = out_shape(self);
   const DType c = DType::Float64;
   double range = double(to_inc) - double(from) + 1.0;
   double lo = double(from), hi = double(to_inc);  // then moved inside [from, to_inc]
