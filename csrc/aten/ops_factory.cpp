@@ -28,12 +28,12 @@ void resize_like(Tensor& out, const Tensor& meta) {
   if (out.sizes() != meta.sizes()) out.resize_(meta.sizes());
 }
 
-// NOTE [Sequences into any shape]: arange, linspace and logspace keep an out= tensor that
-// has as many elements as the sequence, whatever its shape and strides, and fill it in
-// its logical (row-major) order: the CPU computes into a contiguous copy and copies that
+// NOTE [Sequences into any shape]: arange, range, linspace and logspace keep an out= tensor
+// that has as many elements as the sequence, whatever its shape and strides, and fill it
+// in its logical (row-major) order: the CPU computes into a contiguous copy and copies that
 // back, which an out= with elements in common (an expanded tensor) refuses. Element i of
-// the sequence is at the row-major position i: each element's coordinate is summed
-// into its flat index, in `t`.
+// the sequence lies at row-major position i, the flat index that flat_index computes (in
+// `t`) from the coordinates.
 NodeRef flat_index(DType t, const Shape& s) {
   if (s.size() <= 1) return iota(t, s, 0);
   NodeRef idx;
