@@ -12,6 +12,9 @@
 #include <ATen/ops/tensordot_native.h>
 #include <torch/library.h>
 
+#include <limits>
+
+#include "aten/elementwise.h"
 #include "aten/op_util.h"
 
 namespace loom::aten {
@@ -61,9 +64,46 @@ Tensor& norm_dtype_out(const Tensor& self, const c10::optional<c10::Scalar>& p,
   return out.copy_(at::norm(self, p, dim, keepdim, dtype));
 }
 
+// _add_relu: self + alpha * other clamped to [0, the largest value of self's dtype], as the
+// CPU's add_clamp kernel (its vector loop: NaN stays, infinity becomes that largest value).
+c10::Scalar add_relu_max(const Tensor& self) {
+  switch (self.scalar_type()) {
+    case at::kInt: return std::numeric_limits<int32_t>::max();
+    case at::kLong: return std::numeric_limits<int64_t>::max();
+    case at::kShort: return std::numeric_limits<int16_t>::max();
+    case at::kChar: return std::numeric_limits<int8_t>::max();
+    case at::kFloat: return std::numeric_limits<float>::max();
+    case at::kDouble: return std::numeric_limits<double>::max();
+    default: TORCH_CHECK(false, "Unsupported datatype for add_relu:", self.dtype().name());
+  }
+}
+Tensor& add_relu_out(const Tensor& self, const Tensor& other, const c10::Scalar& alpha, Tensor& out) {
+  const c10::Scalar hi = add_relu_max(self);
+  return at::add_out(out, self, other, alpha).clamp_(0, hi);
+}
+Tensor add_relu_fn(const Tensor& self, const Tensor& other, const c10::Scalar& alpha) {
+  const c10::Scalar hi = add_relu_max(self);
+  return at::add(self, other, alpha).clamp_(0, hi);
+}
+Tensor& add_relu_ip(Tensor& self, const Tensor& other, const c10::Scalar& alpha) {
+  const c10::Scalar hi = add_relu_max(self);
+  return self.add_(other, alpha).clamp_(0, hi);
+}
+Tensor add_relu_scalar(const Tensor& self, const c10::Scalar& other, const c10::Scalar& alpha) {
+  return add_relu_fn(self, wrap(other), alpha);
+}
+Tensor& add_relu_scalar_ip(Tensor& self, const c10::Scalar& other, const c10::Scalar& alpha) {
+  return add_relu_ip(self, wrap(other), alpha);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_add_relu.Tensor", TORCH_FN(add_relu_fn));
+  m.impl("_add_relu_.Tensor", TORCH_FN(add_relu_ip));
+  m.impl("_add_relu.out", TORCH_FN(add_relu_out));
+  m.impl("_add_relu.Scalar", TORCH_FN(add_relu_scalar));
+  m.impl("_add_relu_.Scalar", TORCH_FN(add_relu_scalar_ip));
   m.impl("tensordot.out", TORCH_FN(at::native::tensordot_out));
   m.impl("mvlgamma.out", TORCH_FN(at::native::mvlgamma_out));
   m.impl("native_dropout", TORCH_FN(at::native::native_dropout_cpu));

@@ -117,6 +117,28 @@ def test_deprecated_aminmax_and_foreach():
             same(g, w)
 
 
+def test_add_relu():
+    # The CPU's add_clamp: [0, the largest value of self's dtype], NaN kept (its vector loop).
+    a = torch.tensor([1.0, -2.0, float("nan"), 3.0, float("inf"), -float("inf")] * 8)
+    b = torch.full((48,), 0.5)
+    ops = torch.ops.aten
+    for x, y in ((a, b), (a.double(), b), (torch.tensor([1, -2, 3] * 16), torch.tensor([1] * 48)),
+                 (torch.tensor([100, -2, 3] * 16, dtype=torch.int8), torch.tensor([100] * 48, dtype=torch.int8))):
+        for alpha in (1, 2):
+            same(ops._add_relu.Tensor(x.to(D), y.to(D), alpha=alpha), ops._add_relu.Tensor(x, y, alpha=alpha),
+                 equal_nan=True)
+            same(ops._add_relu.Scalar(x.to(D), 3, alpha=alpha), ops._add_relu.Scalar(x, 3, alpha=alpha),
+                 equal_nan=True)
+            want, got = x.clone(), x.to(D)
+            ops._add_relu_.Tensor(want, y, alpha=alpha), ops._add_relu_.Tensor(got, y.to(D), alpha=alpha)
+            same(got, want, equal_nan=True)
+            want = ops._add_relu.out(x, y, alpha=alpha, out=torch.empty(0, dtype=want.dtype))
+            got = ops._add_relu.out(x.to(D), y.to(D), alpha=alpha, out=torch.empty(0, dtype=want.dtype, device=D))
+            same(got, want, equal_nan=True)
+    with pytest.raises(RuntimeError, match="Unsupported datatype for add_relu"):
+        ops._add_relu.Tensor(torch.ones(3, dtype=torch.uint8, device=D), torch.ones(3, dtype=torch.uint8, device=D))
+
+
 # Ops with a CPU kernel that have no Loom kernel, and why; anything else falling back is a
 # gap this test names. (Composite ops need no kernel: they run Loom's.)
 WITHOUT_KERNEL = {
@@ -135,7 +157,6 @@ WITHOUT_KERNEL = {
     r"poisson|binomial|_standard_gamma|_sample_dirichlet|_dirichlet_grad":
         "samplers by rejection (torch.distributions' Gamma, Beta, Dirichlet, Poisson, Binomial)",
     r"_ctc_loss": "CTC loss",
-    r"_add_relu": "the fused add + relu of quantization-aware modules",
     r"batch_norm_update_stats": "SyncBatchNorm's statistics update",
     r"glu_jvp|glu_backward_jvp": "forward-mode AD of glu",
     r"_foobar|_test_|from_file": "test-only ops and file-backed storage",
