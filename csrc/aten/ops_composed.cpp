@@ -96,9 +96,38 @@ Tensor& add_relu_scalar_ip(Tensor& self, const c10::Scalar& other, const c10::Sc
   return add_relu_ip(self, wrap(other), alpha);
 }
 
+// batch_norm_update_stats (SyncBatchNorm's): the per-channel mean and biased variance over
+// every dim but 1, in float for a bfloat16 input with float running stats, and the running
+// stats moved toward them (the unbiased variance) by `momentum`, as the CPU's.
+std::tuple<Tensor, Tensor> batch_norm_update_stats_fn(const Tensor& self,
+                                                      const c10::optional<Tensor>& running_mean,
+                                                      const c10::optional<Tensor>& running_var,
+                                                      double momentum) {
+  const at::ScalarType st = self.scalar_type();
+  TORCH_CHECK(at::isFloatingType(st) && st != at::kHalf,
+              "\"batch_norm_update_stats_cpu\" not implemented for '", c10::toString(st), "'");
+  const bool has_mean = running_mean && running_mean->defined();
+  const bool has_var = running_var && running_var->defined();
+  const bool mixed = st == at::kBFloat16 &&
+                     ((has_mean && running_mean->scalar_type() == at::kFloat) ||
+                      (has_var && running_var->scalar_type() == at::kFloat));
+  const at::ScalarType dtype = mixed ? at::kFloat : st;
+  std::vector<int64_t> dims{0};
+  for (int64_t d = 2; d < self.dim(); ++d) dims.push_back(d);
+  const Tensor x = self.to(dtype);
+  Tensor mean = at::mean(x, dims, false);
+  Tensor var = at::var(x, dims, /*unbiased=*/false, false);
+  const int64_t n = self.numel() / self.size(1);
+  if (has_mean) running_mean->copy_(mean * momentum + *running_mean * (1 - momentum));
+  if (has_var)
+    running_var->copy_(var * (double(n) / double(n - 1)) * momentum + *running_var * (1 - momentum));
+  return {mean, var};
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("batch_norm_update_stats", TORCH_FN(batch_norm_update_stats_fn));
   m.impl("_add_relu.Tensor", TORCH_FN(add_relu_fn));
   m.impl("_add_relu_.Tensor", TORCH_FN(add_relu_ip));
   m.impl("_add_relu.out", TORCH_FN(add_relu_out));

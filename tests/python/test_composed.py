@@ -139,6 +139,26 @@ def test_add_relu():
         ops._add_relu.Tensor(torch.ones(3, dtype=torch.uint8, device=D), torch.ones(3, dtype=torch.uint8, device=D))
 
 
+def test_batch_norm_update_stats():
+    x = sample(8, 3, 5, 4, seed=12) * 2 + 1
+    for xs, stats_dtype in ((x, torch.float32), (x.double(), torch.float64),
+                            (x.permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2), torch.float32),
+                            (x.bfloat16(), torch.float32)):
+        rm, rv = torch.zeros(3, dtype=stats_dtype), torch.ones(3, dtype=stats_dtype)
+        lm, lv = rm.to(D), rv.to(D)
+        want = torch.batch_norm_update_stats(xs, rm, rv, 0.1)
+        got = torch.batch_norm_update_stats(xs.to(D), lm, lv, 0.1)
+        tol = dict(rtol=1e-2, atol=1e-2) if xs.dtype == torch.bfloat16 else {}
+        for g, w in zip(got, want):
+            same(g, w, **tol)
+        same(lm, rm, **tol)
+        same(lv, rv, **tol)
+    mean, var = torch.batch_norm_update_stats(x.to(D), None, None, 0.1)
+    same(var, torch.batch_norm_update_stats(x, None, None, 0.1)[1])
+    with pytest.raises(RuntimeError, match="batch_norm_update_stats_cpu"):
+        torch.batch_norm_update_stats(x.half().to(D), None, None, 0.1)
+
+
 # Ops with a CPU kernel that have no Loom kernel, and why; anything else falling back is a
 # gap this test names. (Composite ops need no kernel: they run Loom's.)
 WITHOUT_KERNEL = {
@@ -157,7 +177,6 @@ WITHOUT_KERNEL = {
     r"poisson|binomial|_standard_gamma|_sample_dirichlet|_dirichlet_grad":
         "samplers by rejection (torch.distributions' Gamma, Beta, Dirichlet, Poisson, Binomial)",
     r"_ctc_loss": "CTC loss",
-    r"batch_norm_update_stats": "SyncBatchNorm's statistics update",
     r"glu_jvp|glu_backward_jvp": "forward-mode AD of glu",
     r"_foobar|_test_|from_file": "test-only ops and file-backed storage",
 }
