@@ -8,7 +8,7 @@ DEBIAN_PACKAGES := python3-torch libtorch-dev pybind11-dev python3-pytest python
 	llvm-16-dev libclang-16-dev libclang-cpp16-dev \
 	python3-matplotlib
 
-.PHONY: all deps configure build test test-cpp test-python test-upstream test-opinfo test-fuzz demo bench clean
+.PHONY: all deps configure build test test-cpp test-python test-upstream test-opinfo test-fuzz test-torch2-headers demo bench clean
 
 all: build
 
@@ -47,6 +47,13 @@ test-python: build
 # `make test` runs all but test_binary_ufuncs.py (--quick).
 test-upstream: build
 	$(PYTHON) tests/upstream/run.py --log-dir $(BUILD)/upstream
+
+# The binding against later PyTorch releases' headers (Debian's libtorch-dev 2.6 and 2.14,
+# downloaded into $(BUILD)/torch-headers): every csrc/aten file compiles, and no op Loom
+# registers changed its C++ signature unnoticed (tests/torch2/README.md). About 5 minutes.
+test-torch2-headers: build
+	bash tests/torch2/check_headers.sh $(BUILD)/torch-headers
+	PYTHONPATH=python $(PYTHON) tests/torch2/schema_diff.py $(BUILD)/torch-headers/torch-*/usr/include
 
 # Every sample of PyTorch's OpInfo database on Loom against the CPU (`make test` runs the
 # first sample of each op); OPINFO_JSON=path writes the results, OPINFO_ARGS adds options

@@ -79,20 +79,6 @@ at::Tensor& set_empty(at::Tensor& self) {
   return self.set_(storage, 0, {0}, {});
 }
 
-// Loom has no complex dtypes: the complex views run PyTorch's own checks (so a bad shape
-// or dtype gets CPU's error) and then refuse the complex result with to_loom's TypeError,
-// rather than falling back to a CPU kernel that cannot make a view of Loom memory.
-at::Tensor view_as_complex(const at::Tensor& self) {
-  at::Tensor complex = at::native::view_as_complex(self);
-  to_loom(complex.scalar_type());
-  return complex;
-}
-
-at::Tensor view_as_real(const at::Tensor& self) {
-  if (self.is_complex()) to_loom(self.scalar_type());
-  return at::native::view_as_real(self);
-}
-
 at::Tensor view_dtype(const at::Tensor& self, at::ScalarType dtype) {
   to_loom(dtype);
   return at::native::view_dtype(self, dtype);
@@ -104,8 +90,6 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("as_strided", TORCH_FN(at::native::as_strided_tensorimpl));
   m.impl("view", TORCH_FN(at::native::view));
   m.impl("view.dtype", TORCH_FN(view_dtype));
-  m.impl("view_as_complex", TORCH_FN(view_as_complex));
-  m.impl("view_as_real", TORCH_FN(view_as_real));
   m.impl("_reshape_alias", TORCH_FN(at::native::_reshape_alias));
   m.impl("unfold", TORCH_FN(at::native::unfold));
   // Restrided views of the same storage in the parts' (or the complex) dtype; a Buffer is

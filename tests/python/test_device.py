@@ -44,6 +44,20 @@ def test_device_is_loom():
     assert x.dtype == torch.float32
 
 
+def test_import_is_silent():
+    # Registering a kernel twice for one op makes the dispatcher print a warning on stderr at
+    # every import (view_as_real's did until session 33).
+    import os
+    import subprocess
+    import sys
+    python = os.path.dirname(loom.__file__) + "/.."
+    done = subprocess.run([sys.executable, "-c", "import torch, loom"], capture_output=True,
+                          text=True, env=dict(os.environ, PYTHONPATH=python, LOOM_DEBUG="0"))
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    assert done.stdout == ""
+
+
 def test_empty_strided_keeps_strides():
     x = torch.empty_strided((4, 4), (1, 4), device=DEV)
     assert x.stride() == (1, 4)
