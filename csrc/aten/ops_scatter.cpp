@@ -257,12 +257,13 @@ Tensor& scatter_reduce_two_out(const Tensor& self, int64_t dim, const Tensor& in
 // --- index_add, index_copy, index_fill: a 1-D index along dim ---
 
 void index_write(Tensor& out, int64_t dim, const Tensor& index, const Shape& shape,
-                 const NodeRef& value, Combine combine, bool wrap, const std::string& msg) {
+                 const NodeRef& value, Combine combine, bool wrap, const std::string& msg,
+                 bool scaled = false) {
   if (numel(shape) == 0) return;
   Tensor o = as_1d(out);
   check_now(index, o.size(dim), wrap, true, msg);
   NodeRef at = along(o, dim, spread(index, shape, dim), wrap, true, msg);
-  scatter(buffer_of(out), to_loom(out.scalar_type()), at, value, combine);
+  scatter(buffer_of(out), to_loom(out.scalar_type()), at, value, combine, scaled);
 }
 
 Tensor& index_add_into(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
@@ -276,9 +277,12 @@ Tensor& index_add_into(const Tensor& self, int64_t dim, const Tensor& index, con
   Tensor src = as_1d(source);
   Shape shape = shape_of(src.sizes());
   NodeRef v = cast(read_tensor(src), dtype);
-  if (!(alpha.isIntegral(true) && alpha.toLong() == 1))
-    v = binary(Op::Mul, v, scalar_node(alpha, shape, dtype));
-  index_write(out, dim, index, shape, v, ReduceKind::Sum, false, "index out of range in self");
+  const bool one = alpha.isIntegral(true) && alpha.toLong() == 1;
+  if (!one) v = binary(Op::Mul, v, scalar_node(alpha, shape, dtype));
+  // The CPU adds each slice of a result of several dims with an alpha (the product and the
+  // sum rounded once) and the elements of a 1-D one as a product, then a sum.
+  index_write(out, dim, index, shape, v, ReduceKind::Sum, false, "index out of range in self",
+              !one && out.dim() > 1);
   return out;
 }
 

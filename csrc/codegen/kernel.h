@@ -53,7 +53,7 @@ struct LKernel {
   // rows are disjoint (scatter_rows_disjoint); with a combine kind the old element is
   // combined with the value instead of overwritten.
   int out_dyn = -1;
-  int combine = -1;  // -1, or a ReduceKind
+  int combine = -1;  // -1, or a ReduceKind (with kScatterScaled for index_add's alpha)
   // A batched kernel runs its store once per row of an argument table: Const values, Load
   // offsets and the output offset are slots of the row (slot_values: this store's row).
   bool batched = false;

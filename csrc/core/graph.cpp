@@ -202,11 +202,13 @@ NodeRef gather(const Buffer& b, DType dtype, const NodeRef& index) {
 }
 
 void scatter(Buffer& b, DType dtype, const NodeRef& index, const NodeRef& value,
-             std::optional<ReduceKind> combine) {
+             std::optional<ReduceKind> combine, bool scaled) {
   check(index->dtype == DType::Int64, "scatter with a non-Int64 index");
   check(index->shape == value->shape, "scatter of a value whose shape differs from the index");
   check(value->dtype == dtype, "scatter of a value whose dtype differs from the storage");
-  int64_t mode = combine ? int64_t(*combine) : -1;
+  // A product that folded away (a constant source) has nothing to round once.
+  scaled = scaled && combine == ReduceKind::Sum && value->op == Op::Mul;
+  int64_t mode = combine ? int64_t(*combine) | (scaled ? kScatterScaled : 0) : -1;
   b.hold(make_node(Op::Scatter, dtype, {b.nbytes}, {b.value(), value, index}, mode));
   bound(b);
 }

@@ -86,9 +86,12 @@ void write(Buffer& b, DType dtype, const View& view, const NodeRef& value);
 // entries must already be valid (see check_index); the result has index's shape.
 NodeRef gather(const Buffer& b, DType dtype, const NodeRef& index);
 // Stores value[i] at element index[i] (equal shapes, index Int64 and checked), in index
-// order; with `combine`, the stored value is combine(old, value[i]).
+// order; with `combine`, the stored value is combine(old, value[i]). `scaled` is index_add's
+// alpha: `value` is binary(Mul, source, alpha), `combine` Sum, and a float storage adds
+// the product with one rounding, old + source * alpha, as the CPU's add with an alpha. Any
+// other product in `value` is rounded apart from the sum (NOTE [No contraction]).
 void scatter(Buffer& b, DType dtype, const NodeRef& index, const NodeRef& value,
-             std::optional<ReduceKind> combine);
+             std::optional<ReduceKind> combine, bool scaled = false);
 // `index` (Int64) checked against [0, size), or [-size, size) wrapped to [0, size) when
 // `wrap`; a kernel meeting any other value stops and reports fault message `msg`.
 NodeRef check_index(const NodeRef& index, int64_t size, bool wrap, int msg);

@@ -113,7 +113,9 @@ struct RandArg {
 // Empty: a unique id. Iota: the axis. Param: the kernel slot. Data: none (the memory).
 // Polynomial: which one (PolynomialKind), of (x, degree). Bessel: which one (BesselKind).
 // Igamma: 0 for the lower regularized incomplete gamma P(a, x), 1 for the upper Q(a, x).
-// Scatter: -1 to assign, else the ReduceKind that combines with the old value.
+// Scatter: -1 to assign, else the ReduceKind that combines with the old value, with
+// kScatterScaled set for index_add's alpha (graph.h's scatter).
+constexpr int64_t kScatterScaled = 1 << 8;
 struct ExternArg;  // core/extern.h
 using Arg = std::variant<std::monostate, int64_t, Scalar, View, IndexMap, ReduceArg, RandArg,
                          CheckArg, std::shared_ptr<ExternArg>>;

@@ -820,3 +820,34 @@ def test_row_index_is_read_outside_the_row_loop(tmp_path):
     body = kernels[0].split("for (int64_t x0 = start; x0 < end; ++x0) {")[1]
     index_read = body.index("= p2[")
     assert index_read < body.index("for (int64_t x1 = 0;"), kernels[0]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_accumulated_products_round_like_cpu(dtype):
+    # A product fused into a scatter-add from its producer (a weight computed as x * 1e6 and
+    # never stored) is rounded before the sum, as the CPU's two kernels round it; only
+    # index_add's own alpha is added with one rounding (the CPU's add with an alpha).
+    g = torch.Generator().manual_seed(5)
+    x = torch.rand(4000, generator=g, dtype=dtype)
+    idx = torch.randint(300, (4000,), generator=g)
+    base = torch.rand(300, generator=g, dtype=dtype)
+    xl, il, bl = x.to(loom.device), idx.to(loom.device), base.to(loom.device)
+    want = base.scatter_add(0, idx, x * 1e6)
+    assert torch.equal(bl.scatter_add(0, il, xl * 1e6).cpu(), want)
+    assert torch.equal(bl.index_add(0, il, xl * 1e6).cpu(), base.index_add(0, idx, x * 1e6))
+    assert torch.equal(bl.index_put((il,), xl * 1e6, accumulate=True).cpu(),
+                       base.index_put((idx,), x * 1e6, accumulate=True))
+    # index_add's alpha: a product, then a sum, into a 1-D result (the CPU's element loop); one
+    # rounding into rows (its add with an alpha).
+    assert torch.equal(bl.index_add(0, il, xl, alpha=1e6).cpu(),
+                       base.index_add(0, idx, x, alpha=1e6))
+    rows, rows_l = base.reshape(100, 3), bl.reshape(100, 3)
+    x2, i2 = x[:600].reshape(200, 3), idx[:200] % 100
+    assert torch.equal(rows_l.index_add(0, i2.to(loom.device), x2.to(loom.device), alpha=1e6).cpu(),
+                       rows.index_add(0, i2, x2, alpha=1e6))
+    # The gradient of a gather is a scatter-add of the incoming gradient.
+    src = torch.zeros(300, dtype=dtype, requires_grad=True)
+    torch.gather(src, 0, idx).backward(x * 1e6)
+    srcl = torch.zeros(300, dtype=dtype, device=loom.device, requires_grad=True)
+    torch.gather(srcl, 0, il).backward(xl * 1e6)
+    assert torch.equal(srcl.grad.cpu(), src.grad)
