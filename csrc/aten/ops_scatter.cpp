@@ -256,6 +256,28 @@ Tensor& scatter_reduce_two_out(const Tensor& self, int64_t dim, const Tensor& in
 
 // --- index_add, index_copy, index_fill: a 1-D index along dim ---
 
+// PyTorch's meta function of index_add and index_reduce runs TensorIterator's checks on
+// slice 0 along dim of the result and of the source, on the meta device only, which raised
+// for an empty source (no indices) where the CPU's kernel does nothing. There the checks
+// run on stand-ins one slice long, and the result takes self's sizes.
+template <class Meta>
+Tensor index_meta(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
+                  Meta&& meta) {
+  const int64_t n = self.dim();
+  const int64_t d = dim < 0 ? dim + n : dim;
+  if (n == 0 || d < 0 || d >= n || index.numel() != 0 || d >= source.dim() || source.size(d) != 0)
+    return meta(to_meta(self), to_meta(index), to_meta(source));
+  auto one_slice = [&](const Tensor& t) {
+    std::vector<int64_t> sizes = t.sizes().vec();
+    sizes[size_t(d)] = 1;
+    return at::empty(sizes, t.options().device(at::kMeta));
+  };
+  Tensor result = meta(self.size(d) == 0 ? one_slice(self) : to_meta(self),
+                       at::zeros({1}, index.options().device(at::kMeta)), one_slice(source));
+  return at::empty(self.sizes(), result.options());
+}
+
+
 void index_write(Tensor& out, int64_t dim, const Tensor& index, const Shape& shape,
                  const NodeRef& value, Combine combine, bool wrap, const std::string& msg,
                  bool scaled = false) {
@@ -269,7 +291,9 @@ void index_write(Tensor& out, int64_t dim, const Tensor& index, const Shape& sha
 Tensor& index_add_into(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
                        const Scalar& alpha, Tensor& out) {
   check_operands("index_add", {self, index, source});
-  Tensor meta = at::index_add(to_meta(self), dim, to_meta(index), to_meta(source), alpha);
+  Tensor meta = index_meta(self, dim, index, source, [&](auto s, auto i, auto src) {
+    return at::index_add(s, dim, i, src, alpha);
+  });
   dim = at::maybe_wrap_dim(dim, self.dim());
   EngineLock g(engine_mutex());
   start_from(out, self, meta, {index, source});
@@ -288,8 +312,9 @@ Tensor& index_add_into(const Tensor& self, int64_t dim, const Tensor& index, con
 
 Tensor index_add_fn(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
                     const Scalar& alpha) {
-  Tensor out =
-      result_like(at::index_add(to_meta(self), dim, to_meta(index), to_meta(source), alpha));
+  Tensor out = result_like(index_meta(self, dim, index, source, [&](auto s, auto i, auto src) {
+    return at::index_add(s, dim, i, src, alpha);
+  }));
   return index_add_into(self, dim, index, source, alpha, out);
 }
 Tensor& index_add_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
@@ -308,8 +333,9 @@ Tensor& index_reduce_into(const Tensor& self, int64_t dim, const Tensor& index,
                           const Tensor& source, c10::string_view reduce, bool include_self,
                           Tensor& out) {
   check_operands("index_reduce", {self, index, source});
-  Tensor meta =
-      at::index_reduce(to_meta(self), dim, to_meta(index), to_meta(source), reduce, include_self);
+  Tensor meta = index_meta(self, dim, index, source, [&](auto s, auto i, auto src) {
+    return at::index_reduce(s, dim, i, src, reduce, include_self);
+  });
   TORCH_WARN_ONCE("index_reduce() is in beta and the API may change at any time.");
   const c10::ScalarType st = self.scalar_type();
   // The CPU's kernels for bool and complex: only some run.
@@ -360,8 +386,9 @@ Tensor& index_reduce_into(const Tensor& self, int64_t dim, const Tensor& index,
 }
 Tensor index_reduce_fn(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
                        c10::string_view reduce, bool include_self) {
-  Tensor out = result_like(
-      at::index_reduce(to_meta(self), dim, to_meta(index), to_meta(source), reduce, include_self));
+  Tensor out = result_like(index_meta(self, dim, index, source, [&](auto s, auto i, auto src) {
+    return at::index_reduce(s, dim, i, src, reduce, include_self);
+  }));
   return index_reduce_into(self, dim, index, source, reduce, include_self, out);
 }
 Tensor& index_reduce_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,

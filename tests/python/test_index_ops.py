@@ -851,3 +851,27 @@ def test_accumulated_products_round_like_cpu(dtype):
     srcl = torch.zeros(300, dtype=dtype, device=loom.device, requires_grad=True)
     torch.gather(srcl, 0, il).backward(xl * 1e6)
     assert torch.equal(srcl.grad.cpu(), src.grad)
+
+
+@pytest.mark.parametrize("op", ["index_add", "index_reduce", "index_copy"])
+@pytest.mark.parametrize("self_size,source_size,dim", [
+    ((3, 4, 5), (3, 4, 0), 2), ((3, 4, 5), (3, 4, 0), -1), ((3, 0, 5), (3, 0, 5), 1),
+    ((5,), (0,), 0), ((0,), (0,), 0)])
+def test_index_functions_with_no_indices(op, self_size, source_size, dim):
+    # PyTorch's meta function selects slice 0 of the source along dim, which an empty source
+    # lacks; the CPU leaves self as it is (PyTorch's test_index_reduce draws such sources).
+    def run(device, source_dtype=torch.float32):
+        self = torch.arange(float(torch.Size(self_size).numel()), device=device).reshape(self_size)
+        index = torch.zeros(0, dtype=torch.long, device=device)
+        source = torch.ones(source_size, device=device, dtype=source_dtype)
+        if op == "index_add":
+            return self.index_add(dim, index, source, alpha=2)
+        if op == "index_reduce":
+            return self.index_reduce(dim, index, source, "amax", include_self=False)
+        return self.index_copy(dim, index, source)
+
+    want, got = run("cpu"), run(loom.device)
+    assert got.shape == want.shape and got.stride() == want.stride()
+    assert torch.equal(got.cpu(), want)
+    # The dtype checks still run.
+    raises_like_cpu(lambda: run("cpu", torch.float64), lambda: run(loom.device, torch.float64))
