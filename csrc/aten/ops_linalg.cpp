@@ -169,9 +169,16 @@ void assign_result(const Tensor& out, const NodeRef& value) {
 
 namespace {
 
+// mm, bmm, addmm and baddbmm take their operands through PyTorch's Conjugate key unresolved
+// (its BLAS calls conjugate as they read): a conjugate view's values are conjugated here.
+NodeRef read_math(const Tensor& t) {
+  NodeRef v = read_tensor(t);
+  return t.is_conj() ? unary(Op::Conj, v) : v;
+}
+
 // A 2-D (or 3-D) tensor's value as (batch, rows, cols).
 NodeRef batched(const Tensor& t) {
-  NodeRef v = read_tensor(t);
+  NodeRef v = read_math(t);
   if (t.dim() == 3) return v;
   return reindex(v, {1, t.size(0), t.size(1)}, IndexMap{{0, 0}, {-1, 0, 1}, {0, 1, 1}});
 }
@@ -189,6 +196,7 @@ NodeRef epilogue(const NodeRef& prod, const Tensor& self, const c10::Scalar& bet
   if (!is_one(alpha)) r = binary(Op::Mul, r, scalar_node(alpha, shape, t));
   if (is_zero(beta)) return r;
   NodeRef s = operand(self, shape, t);
+  if (self.is_conj()) s = unary(Op::Conj, s);
   if (!is_one(beta)) s = binary(Op::Mul, s, scalar_node(beta, shape, t));
   return binary(Op::Add, s, r);
 }
@@ -229,7 +237,7 @@ Tensor bmm_fn(const Tensor& a, const Tensor& b) {
   EngineLock g(engine_mutex());
   Tensor out = result_like(meta);
   if (out.numel() == 0) return out;
-  assign_result(out, product(read_tensor(a), read_tensor(b), to_loom(meta.scalar_type())));
+  assign_result(out, product(read_math(a), read_math(b), to_loom(meta.scalar_type())));
   return out;
 }
 
@@ -240,7 +248,7 @@ Tensor& bmm_out(const Tensor& a, const Tensor& b, Tensor& out) {
   at::native::resize_output(out, meta.sizes());
   if (out.numel() == 0) return out;
   EngineLock g(engine_mutex());
-  assign(out, product(read_tensor(a), read_tensor(b), to_loom(meta.scalar_type())));
+  assign(out, product(read_math(a), read_math(b), to_loom(meta.scalar_type())));
   return out;
 }
 
@@ -252,7 +260,7 @@ Tensor& add_product_into(const Tensor& self, const Tensor& a, const Tensor& b,
   EngineLock g(engine_mutex());
   DType t = to_loom(out.scalar_type());
   Shape shape = shape_of(out.sizes());
-  NodeRef p = batch ? product(read_tensor(a), read_tensor(b), t)
+  NodeRef p = batch ? product(read_math(a), read_math(b), t)
                     : unbatched(product(batched(a), batched(b), t));
   if (a.size(-1) == 0) p = constant(Scalar::of_int(0), t, shape);
   assign(out, epilogue(p, self, beta, alpha, shape, t));

@@ -643,3 +643,31 @@ def test_complex32_storage_views_and_casts():
     assert torch.tensor(2 + 3j, dtype=torch.complex32, device=D).item() == 2 + 3j
     n = torch.randn(4000, dtype=torch.complex32, device=D).cpu()
     assert n.dtype == torch.complex32 and abs(n.to(torch.complex64).real.var().item() - 0.5) < 0.06
+
+
+CONJ_PRODUCTS = {
+    "mm_conj_b": lambda a, b, c: torch.mm(a, b.conj()),
+    "mm_conj_a": lambda a, b, c: torch.mm(a.conj(), b),
+    "matmul_conj_t": lambda a, b, c: a @ a.t().conj(),
+    "bmm": lambda a, b, c: torch.bmm(a[None], b[None].conj()),
+    "addmm": lambda a, b, c: torch.addmm(c.conj(), a.conj(), b.conj(), beta=2),
+    "addmm_": lambda a, b, c: c.clone().addmm_(a, b.conj()),
+    "baddbmm": lambda a, b, c: torch.baddbmm(c[None].conj(), a[None], b[None].conj()),
+    "mm_out": lambda a, b, c: torch.mm(a, b.conj(), out=torch.empty(3, 2, dtype=a.dtype, device=a.device)),
+    "cov": lambda a, b, c: torch.cov(a),
+    "corrcoef": lambda a, b, c: torch.corrcoef(a),
+    "matmul_3d": lambda a, b, c: a[None].expand(2, 3, 4) @ b.conj(),
+}
+
+
+@pytest.mark.parametrize("name", list(CONJ_PRODUCTS))
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
+def test_products_of_conjugate_views(name, dtype):
+    # mm, bmm, addmm and baddbmm get a conjugate view's bit unresolved (PyTorch lets them
+    # through its Conjugate key): Loom conjugates as it reads (cov of a complex vector came
+    # out complex before).
+    g = torch.Generator().manual_seed(3)
+    a, b, c = (torch.randn(s, dtype=dtype, generator=g) for s in [(3, 4), (4, 2), (3, 2)])
+    want = CONJ_PRODUCTS[name](a, b, c)
+    got = CONJ_PRODUCTS[name](a.to(loom.device), b.to(loom.device), c.to(loom.device))
+    torch.testing.assert_close(got.cpu(), want)
