@@ -363,6 +363,24 @@ Tensor& index_out(const Tensor& self, const IndexList& indices, Tensor& out) {
 
 // A single mask over self's leading dims with a one-element value needs no coordinates:
 // it is an elementwise select, with nothing realized.
+// The CPU writes through an expanded self (index_put_, index_fill_, masked_fill_) with a
+// deprecation warning where other in-place ops raise; an element several positions share
+// takes the last value written to it.
+bool warn_if_expanded(const Tensor& self, const char* op, const char* example) {
+  if (at::has_internal_overlap(self) != at::MemOverlap::Yes) return false;
+  TORCH_WARN("Use of ", op, " on expanded tensors is deprecated. Please clone() the tensor ",
+             "before performing this operation. This also applies to advanced indexing e.g. ",
+             example);
+  return true;
+}
+
+// A uint8 mask, deprecated on the CPU with this warning.
+void warn_if_byte_mask(const Tensor& mask, const char* op) {
+  if (mask.scalar_type() == at::kByte)
+    TORCH_WARN(op, " received a mask with dtype torch.uint8, this behavior is now deprecated,",
+               "please use a mask with dtype torch.bool instead.");
+}
+
 bool put_through_mask(Tensor& self, const IndexList& indices, const Tensor& values,
                       bool accumulate) {
   if (indices.size() != 1 || values.numel() != 1) return false;
@@ -399,10 +417,26 @@ Tensor& index_put_impl(Tensor& self, const IndexList& indices, const Tensor& val
   };
   TORCH_CHECK(indices.size() <= size_t(self.dim()), "too many indices for tensor of dimension ",
               self.dim(), " (got ", indices.size(), ")");
-  at::assert_no_internal_overlap(self);
+  const bool expanded = warn_if_expanded(self, "index_put_", "tensor[indices] = tensor");
   if (values.numel() == 1) {
     check_dtype();
-    if (put_through_mask(self, indices, values, accumulate)) return self;
+    if (expanded && !accumulate) {
+      // The CPU fills the mask's elements as masked_fill_, which warns again.
+      c10::optional<Tensor> m = indices.size() == 1 ? indices.get(0) : c10::nullopt;
+      if (m && m->defined() && is_mask(*m) && m->dim() <= self.dim() &&
+          m->sizes() == self.sizes().slice(0, size_t(m->dim()))) {
+        Tensor full = *m;
+        while (full.dim() < self.dim()) full = full.unsqueeze(-1);
+        return self.masked_fill_(full.expand(self.sizes()), values.item());
+      }
+    } else if (put_through_mask(self, indices, values, accumulate)) {
+      return self;
+    }
+  }
+  at::assert_no_overlap(self, values);
+  for (size_t k = 0; k < indices.size(); ++k) {
+    c10::optional<Tensor> t = indices.get(k);
+    if (t && t->defined()) at::assert_no_overlap(self, *t);
   }
   auto idx = expand_indices(self, indices);
   Tensor meta = at::index(to_meta(self), meta_list(idx));
@@ -476,10 +510,16 @@ Tensor& take_out(const Tensor& self, const Tensor& index, Tensor& out) {
 
 Tensor& put_fn(Tensor& self, const Tensor& index, const Tensor& source, bool accumulate) {
   check_operands("put_", {self, index, source});
+  // Duplicate indices leave one of their values, which one unspecified (NOTE [Writing
+  // Nondeterministic Operations] in PyTorch).
+  if (!accumulate) at::globalContext().alertNotDeterministic("put_");
   to_meta(self).put_(to_meta(index), to_meta(source), accumulate);
-  if (index.numel() == 0) return self;
-  TORCH_CHECK_INDEX(self.numel() != 0, "put_(): Tried to put elements into an empty tensor");
+  TORCH_CHECK_INDEX(!(self.numel() == 0 && index.numel() != 0),
+                    "put_(): Tried to put elements into an empty tensor");
   at::assert_no_internal_overlap(self);
+  at::assert_no_overlap(self, index);
+  at::assert_no_overlap(self, source);
+  if (index.numel() == 0) return self;
   Tensor src = source.reshape(index.sizes());
   EngineLock g(engine_mutex());
   scatter(buffer_of(self), to_loom(self.scalar_type()), take_index(self, index), read_tensor(src),
@@ -532,25 +572,45 @@ Tensor& index_select_out(const Tensor& self, int64_t dim, const Tensor& index, T
   return out;
 }
 
-Tensor& masked_fill_value(Tensor& self, const Tensor& mask, const NodeRef& value) {
+// `value(shape)` fills the elements the mask selects. Through an expanded self only those
+// are written (the positions the mask selects, read on the host): an element that several
+// positions share takes the value when any of them is selected, as the CPU's loop leaves
+// the others alone.
+Tensor& masked_fill_value(Tensor& self, const Tensor& mask,
+                          const std::function<NodeRef(const Shape&)>& value) {
+  warn_if_byte_mask(mask, "masked_fill_");
+  const bool expanded =
+      warn_if_expanded(self, "masked_fill_", "tensor[mask] = scalar");
+  at::assert_no_partial_overlap(self, mask);
   // The CPU's iterator checks that the mask broadcasts to self, with these messages.
   std::vector<int64_t> broadcast = at::infer_size(self.sizes(), mask.sizes());
   TORCH_CHECK(c10::IntArrayRef(broadcast) == self.sizes(), "output with shape ", self.sizes(),
               " doesn't match the broadcast shape ", c10::IntArrayRef(broadcast));
   DType dtype = to_loom(self.scalar_type());
+  if (expanded) {
+    Tensor at_ = at::nonzero(mask.expand(self.sizes()));  // {n, dims}
+    if (at_.size(0) == 0) return self;
+    EngineLock g(engine_mutex());
+    std::vector<NodeRef> coord;
+    for (int64_t d = 0; d < self.dim(); ++d) coord.push_back(read_tensor(at_.select(1, d)));
+    scatter(buffer_of(self), dtype, storage_index(self, coord),
+            cast(value({at_.size(0)}), dtype), std::nullopt);
+    return self;
+  }
   Shape shape = shape_of(self.sizes());
   EngineLock g(engine_mutex());
   NodeRef m = cast(expand(read_tensor(mask), shape), DType::Bool);
-  write_tensor(self, where(m, cast(value, dtype), read_tensor(self)));
+  write_tensor(self, where(m, cast(value(shape), dtype), read_tensor(self)));
   return self;
 }
 
 Tensor& masked_fill_scalar(Tensor& self, const Tensor& mask, const c10::Scalar& value) {
   check_operands("masked_fill_", {self, mask});
   to_meta(self).masked_fill_(to_meta(mask), value);
-  at::assert_no_internal_overlap(self);
   check_scalar_fits(value, self.scalar_type());
-  return masked_fill_value(self, mask, scalar_node(value, shape_of(self.sizes()), to_loom(self.scalar_type())));
+  return masked_fill_value(self, mask, [&](const Shape& shape) {
+    return scalar_node(value, shape, to_loom(self.scalar_type()));
+  });
 }
 
 Tensor& masked_fill_tensor(Tensor& self, const Tensor& mask, const Tensor& value) {
@@ -560,8 +620,9 @@ Tensor& masked_fill_tensor(Tensor& self, const Tensor& mask, const Tensor& value
   if (!is_loom(value) || (value.is_complex() && !self.is_complex()))
     return masked_fill_scalar(self, mask, value.item());
   to_meta(self).masked_fill_(to_meta(mask), to_meta(value));
-  at::assert_no_internal_overlap(self);
-  return masked_fill_value(self, mask, operand(value, shape_of(self.sizes()), to_loom(self.scalar_type())));
+  return masked_fill_value(self, mask, [&](const Shape& shape) {
+    return operand(value, shape, to_loom(self.scalar_type()));
+  });
 }
 
 // The k-th true element of the mask (row-major over self) takes source's k-th element:
@@ -572,6 +633,7 @@ Tensor& masked_scatter_fn(Tensor& self, const Tensor& mask, const Tensor& source
               "masked_scatter: expected self and source to have same dtypes but got",
               self.scalar_type(), " and ", source.scalar_type());
   at::assert_no_internal_overlap(self);
+  warn_if_byte_mask(mask, "masked_scatter_");
   Tensor m = mask.expand(self.sizes());
   if (self.numel() == 0) return self;
   const char* too_few = "Number of elements of source < number of ones in mask";
@@ -622,8 +684,9 @@ Tensor masked_select_fn(const Tensor& self, const Tensor& mask) {
   check_operands("masked_select", {self, mask});
   TORCH_CHECK(mask.scalar_type() == at::kBool || mask.scalar_type() == at::kByte,
               "masked_select: expected BoolTensor or ByteTensor for mask");
+  warn_if_byte_mask(mask, "masked_select");
   auto shape = at::infer_size_dimvector(self.sizes(), mask.sizes());
-  Tensor s = self.expand(shape), m = mask.expand(shape);
+  Tensor s = self.expand(shape), m = mask.to(at::kBool).expand(shape);
   if (shape.empty()) {
     s = s.reshape({1});
     m = m.reshape({1});
@@ -634,6 +697,11 @@ Tensor masked_select_fn(const Tensor& self, const Tensor& mask) {
 }
 
 Tensor& masked_select_out(const Tensor& self, const Tensor& mask, Tensor& out) {
+  TORCH_CHECK(self.scalar_type() == out.scalar_type(),
+              "masked_select(): self and result must have the same scalar type");
+  at::assert_no_internal_overlap(out);
+  at::assert_no_overlap(out, self);
+  at::assert_no_overlap(out, mask);
   Tensor r = masked_select_fn(self, mask);
   at::native::resize_output(out, r.sizes());
   assign(out, read_tensor(r));

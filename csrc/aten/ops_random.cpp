@@ -272,6 +272,7 @@ NodeRef bernoulli_value(const Tensor& self, const NodeRef& p, uint64_t seed) {
 }
 
 Tensor& bernoulli_float_ip(Tensor& self, double p, c10::optional<at::Generator> gen) {
+  at::assert_no_internal_overlap(self);
   check_not_complex("bernoulli_scalar_cpu_", self.scalar_type());
   TORCH_CHECK(0 <= p && p <= 1, "bernoulli_ expects p to be in [0, 1], but got p=", p);
   to_meta(self).bernoulli_(p);
@@ -283,6 +284,7 @@ Tensor& bernoulli_float_ip(Tensor& self, double p, c10::optional<at::Generator> 
 
 Tensor& bernoulli_tensor_ip(Tensor& self, const Tensor& p, c10::optional<at::Generator> gen) {
   check_operands("bernoulli_", {p});
+  at::assert_no_internal_overlap(self);
   check_not_complex("bernoulli_tensor_cpu_self_", self.scalar_type());
   check_not_complex("bernoulli_tensor_cpu_p_", p.scalar_type());
   to_meta(self).bernoulli_(to_meta(p));

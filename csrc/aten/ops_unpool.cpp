@@ -62,6 +62,8 @@ void unpool_into(const Tensor& self, const Tensor& indices, Tensor& out, int spa
 
 Tensor& unpool2d_out(const Tensor& self, const Tensor& indices, IntArrayRef output_size,
                      Tensor& out) {
+  // Duplicate indices leave one of their values, which one unspecified.
+  at::globalContext().alertNotDeterministic("max_unpooling2d_forward_out");
   check_operands("max_unpool2d", {self, indices, out});
   TORCH_CHECK(indices.scalar_type() == at::kLong,
               "elements in indices should be type int64 but got: ", indices.scalar_type());
@@ -98,6 +100,8 @@ Tensor unpool2d(const Tensor& self, const Tensor& indices, IntArrayRef output_si
 
 Tensor& unpool3d_out(const Tensor& self, const Tensor& indices, IntArrayRef output_size,
                      IntArrayRef stride, IntArrayRef padding, Tensor& out) {
+  // Duplicate indices leave one of their values, which one unspecified.
+  at::globalContext().alertNotDeterministic("max_unpooling3d_forward_out");
   check_operands("max_unpool3d", {self, indices, out});
   TORCH_CHECK(out.is_contiguous(), "output must be contiguous");
   TORCH_CHECK(indices.scalar_type() == at::kLong, "elements in indices should be type int64");

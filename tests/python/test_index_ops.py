@@ -875,3 +875,99 @@ def test_index_functions_with_no_indices(op, self_size, source_size, dim):
     assert torch.equal(got.cpu(), want)
     # The dtype checks still run.
     raises_like_cpu(lambda: run("cpu", torch.float64), lambda: run(loom.device, torch.float64))
+
+
+def _with_warnings(fn):
+    import warnings
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = fn()
+    return out, [str(w.message).split(" (Triggered internally")[0] for w in caught]
+
+
+EXPANDED_WRITES = {
+    "masked_fill_": lambda x, d: x.masked_fill_(torch.tensor([1, 0, 1, 1, 0, 0], device=d).bool(), 2.5),
+    "masked_fill_tensor": lambda x, d: x.masked_fill_(torch.tensor([0, 0, 0, 1, 0, 0], device=d).bool(),
+                                                      torch.tensor(-1.0, device=d)),
+    "masked_fill_none": lambda x, d: x.masked_fill_(torch.zeros(6, device=d).bool(), 2.5),
+    "index_fill_": lambda x, d: x.index_fill_(0, torch.tensor([2, 1, 0], device=d), 1.5),
+    "index_put_": lambda x, d: x.index_put_((torch.tensor([2, 1, 0], device=d),),
+                                            torch.tensor([1.0, 2.0, 3.0], device=d)),
+    "index_put_accumulate": lambda x, d: x.index_put_((torch.tensor([2, 1, 0], device=d),),
+                                                      torch.tensor([1.0, 2.0, 3.0], device=d),
+                                                      accumulate=True),
+    "setitem_mask": lambda x, d: x.__setitem__(torch.tensor([0, 1, 0, 0, 0, 1], device=d).bool(), 7.0),
+}
+
+
+@pytest.mark.parametrize("name", list(EXPANDED_WRITES))
+def test_writes_through_expanded_tensors_warn_like_cpu(name):
+    # The CPU takes these writes into an expanded tensor with a deprecation warning (other
+    # in-place ops raise); the shared element ends as the CPU leaves it.
+    def run(d):
+        base = torch.tensor([4.0], device=d)
+        _, warned = _with_warnings(lambda: EXPANDED_WRITES[name](base.expand(6), d))
+        return base.cpu(), warned
+
+    (want, want_warned), (got, got_warned) = run("cpu"), run(loom.device)
+    assert torch.equal(got, want)
+    assert got_warned == want_warned
+
+
+OVERLAPPING_WRITES = {
+    "masked_fill_partial": lambda d: (lambda m: m[1:].masked_fill_(m[:-1], False))(
+        torch.tensor([True, False, True, True, False, False], device=d)),
+    "index_put_own_element": lambda d: (lambda y: y.index_put_((torch.tensor([2, 1, 0], device=d),), y[0]))(
+        torch.rand(6, device=d)),
+    "index_put_own_index": lambda d: (lambda i: i.index_put_((i,), i.clone()))(torch.tensor([2, 1, 0], device=d)),
+    "index_put_own_rows": lambda d: (lambda y: y.index_put_((torch.tensor([2, 1, 0], device=d),), y[:3]))(
+        torch.rand(6, device=d)),
+    "put_expanded": lambda d: torch.rand(1, device=d).expand(6).put_(torch.tensor([2, 1, 0], device=d),
+                                                                     torch.rand(3, device=d)),
+    "put_own_index": lambda d: (lambda i: i.put_(i, i.clone()))(torch.tensor([2, 1, 0], device=d)),
+    "put_own_elements": lambda d: (lambda y: y.put_(torch.tensor([2, 1, 0], device=d), y[:3]))(
+        torch.rand(6, device=d)),
+    "index_fill_own_index": lambda d: (lambda i: i.index_fill_(0, i, 0))(torch.tensor([2, 1, 0], device=d)),
+    "bernoulli_": lambda d: torch.rand(1, device=d).expand(6).bernoulli_(),
+    "bernoulli_p": lambda d: torch.rand(1, device=d).expand(6).bernoulli_(0.1),
+    "bernoulli_tensor": lambda d: torch.rand(1, device=d).expand(6).bernoulli_(torch.rand(6, device=d)),
+    "masked_select_out": lambda d: (lambda y: torch.masked_select(y, y > 0.5, out=y[:2]))(
+        torch.rand(6, device=d)),
+}
+
+
+@pytest.mark.parametrize("name", list(OVERLAPPING_WRITES))
+def test_overlapping_writes_raise_like_cpu(name):
+    fn = OVERLAPPING_WRITES[name]
+    raises_like_cpu(lambda: fn("cpu"), lambda: fn(loom.device))
+
+
+@pytest.mark.parametrize("op", ["masked_fill_", "masked_scatter_", "masked_select"])
+def test_byte_masks_warn_like_cpu(op):
+    def run(d):
+        x = torch.arange(4.0, device=d)
+        mask = torch.tensor([1, 0, 1, 0], dtype=torch.uint8, device=d)
+        if op == "masked_fill_":
+            return _with_warnings(lambda: x.masked_fill_(mask, -1.0))
+        if op == "masked_scatter_":
+            return _with_warnings(lambda: x.masked_scatter_(mask, torch.full((4,), 9.0, device=d)))
+        return _with_warnings(lambda: torch.masked_select(x, mask))
+
+    (want, want_warned), (got, got_warned) = run("cpu"), run(loom.device)
+    assert torch.equal(got.cpu(), want)
+    assert got_warned == want_warned
+
+
+def test_put_alerts_when_deterministic():
+    index, source = torch.tensor([0, 0]), torch.tensor([1.0, 2.0])
+    torch.use_deterministic_algorithms(True)
+    try:
+        raises_like_cpu(lambda: torch.zeros(3).put_(index, source),
+                        lambda: torch.zeros(3, device=loom.device).put_(index.to(loom.device),
+                                                                        source.to(loom.device)))
+        # Accumulating is deterministic on the CPU.
+        got = torch.zeros(3, device=loom.device).put_(index.to(loom.device), source.to(loom.device),
+                                                      accumulate=True)
+        assert got.cpu().tolist() == [3.0, 0.0, 0.0]
+    finally:
+        torch.use_deterministic_algorithms(False)

@@ -105,3 +105,18 @@ def test_unpool_bad_index(no_fallbacks):
 ])
 def test_unpool_argument_errors(bad):
     raises_like_cpu(lambda: bad("cpu"), lambda: bad(D))
+
+
+@pytest.mark.parametrize("dims", [1, 2, 3])
+def test_unpool_alerts_when_deterministic(dims):
+    # Duplicate indices make max unpooling nondeterministic; the CPU alerts under
+    # torch.use_deterministic_algorithms.
+    module = [torch.nn.MaxUnpool1d, torch.nn.MaxUnpool2d, torch.nn.MaxUnpool3d][dims - 1](3, 1)
+    x = torch.randn((1, 1) + (5,) * dims)
+    indices = torch.zeros_like(x, dtype=torch.long)
+    torch.use_deterministic_algorithms(True)
+    try:
+        raises_like_cpu(lambda: module(x, indices),
+                        lambda: module(x.to(loom.device), indices.to(loom.device)))
+    finally:
+        torch.use_deterministic_algorithms(False)
