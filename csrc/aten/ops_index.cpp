@@ -334,6 +334,14 @@ Tensor masked_compact(const Tensor& self, const Tensor& mask) {
 }
 
 Tensor index_fn(const Tensor& self, const IndexList& indices) {
+  // A CPU tensor indexed by Loom indices comes here (PrivateUse1 outranks CPU); the CPU's
+  // meta function refuses it with this message.
+  for (size_t k = 0; k < indices.size(); ++k) {
+    c10::optional<Tensor> t = indices.get(k);
+    TORCH_CHECK(!t || !t->defined() || t->is_cpu() || t->device() == self.device(),
+                "indices should be either on ", at::kCPU,
+                " or on the same device as the indexed tensor (", self.device(), ")");
+  }
   check_operands("index", {self});
   if (indices.size() == 1 && indices[0].has_value() && indices[0]->defined() &&
       indices[0]->scalar_type() == at::kBool && is_loom(*indices[0]) && self.dim() > 0 &&

@@ -971,3 +971,13 @@ def test_put_alerts_when_deterministic():
         assert got.cpu().tolist() == [3.0, 0.0, 0.0]
     finally:
         torch.use_deterministic_algorithms(False)
+
+
+def test_cpu_tensor_with_loom_indices_raises_like_cuda():
+    # A CPU tensor indexed by another device's indices: PyTorch's message names both rules.
+    x = torch.randn(3, 4, 4)
+    i = torch.tensor([0, 2, 1], device=loom.device)
+    for index in [lambda: x[i], lambda: x[:, i, None], lambda: x[i.cpu(), i]]:
+        with pytest.raises(RuntimeError, match=r"indices should be either on cpu or on the same "
+                           r"device as the indexed tensor \(cpu\)"):
+            index()
