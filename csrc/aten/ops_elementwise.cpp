@@ -298,9 +298,18 @@ NodeRef add_value(Op op, const Tensor& a, const Tensor& b, const c10::Scalar& al
                 [&](const Shape& s, DType t) { return binary_value(Op::OP, a, b, s, t); }); \
   }
 
+// As TensorIterator, before anything about the dtypes: an in-place op's self may not
+// overlap itself or partly overlap its other operand (`x[:-1] <<= x[1:]` of a float x
+// names the overlap, not the missing float shift).
+void check_inplace_overlap(const Tensor& self, const Tensor& other) {
+  at::assert_no_internal_overlap(self);
+  if (is_loom(other)) at::assert_no_partial_overlap(self, other);
+}
+
 #define LOOM_BINARY(name, OP)                                                              \
   LOOM_BINARY_NO_INPLACE(name, OP)                                                         \
   Tensor& name##_ip(Tensor& a, const Tensor& b) {                                          \
+    check_inplace_overlap(a, b);                                                           \
     auto value = [&](const Shape& s, DType r) { return binary_value(Op::OP, a, b, s, r); }; \
     if (plain_into_self(a, b))                                                             \
       if (auto t = plain_dtype(Op::OP, promoted(a, b)))                                    \

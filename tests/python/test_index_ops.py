@@ -931,6 +931,10 @@ OVERLAPPING_WRITES = {
     "bernoulli_": lambda d: torch.rand(1, device=d).expand(6).bernoulli_(),
     "bernoulli_p": lambda d: torch.rand(1, device=d).expand(6).bernoulli_(0.1),
     "bernoulli_tensor": lambda d: torch.rand(1, device=d).expand(6).bernoulli_(torch.rand(6, device=d)),
+    # An in-place op's overlap is checked before its dtype (a float has no shift).
+    "lshift_float_overlap": lambda d: (lambda x: x[:-1].__ilshift__(x[1:]))(torch.rand(3, device=d)),
+    "rshift_int_overlap": lambda d: (lambda x: x[:-1].__irshift__(x[1:]))(torch.arange(3, device=d)),
+    "mul_expanded": lambda d: torch.rand(1, device=d).expand(4).mul_(torch.rand(4, device=d)),
     "masked_select_out": lambda d: (lambda y: torch.masked_select(y, y > 0.5, out=y[:2]))(
         torch.rand(6, device=d)),
 }

@@ -8,7 +8,9 @@
 set -eu
 
 FILES="test_view_ops.py test_indexing.py test_type_promotion.py test_shape_ops.py
-test_sort_and_select.py test_reductions.py test_tensor_creation_ops.py test_binary_ufuncs.py"
+test_sort_and_select.py test_reductions.py test_tensor_creation_ops.py test_binary_ufuncs.py
+test_scatter_gather_ops.py test_segment_reductions.py test_complex.py test_foreach.py
+test_torch.py"
 cache=${LOOM_UPSTREAM_CACHE:-$HOME/.cache/loom-upstream}
 version=$(dpkg-query -W -f='${source:Version}' python3-torch)   # e.g. 1.13.1+dfsg-4
 upstream=${version%%+*}; upstream=${upstream%-*}               # e.g. 1.13.1

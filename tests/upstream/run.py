@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Runs PyTorch's own device-generic test files (FILES: views, indexing, type promotion, shape
-ops, sorting, reductions, tensor creation, binary ufuncs) on Loom.
+ops, sorting, reductions, tensor creation, scatter/gather, segment reductions, complex,
+binary ufuncs, foreach, and test_torch's device-generic classes) on Loom.
 
 The files come from `apt-get source pytorch` (fetch.sh, cached outside the repo). PyTorch's
 device-generic tests are instantiated for Loom only (python/loom/testing.py), with CPU
@@ -11,7 +12,7 @@ Each file runs in a pytest process of its own; a test that hangs past --test-tim
 crashes ends that process, is counted as failed, and a new process runs the rest.
 
   tests/upstream/run.py                      # every file in FILES
-  tests/upstream/run.py --quick              # all but test_binary_ufuncs.py (make test)
+  tests/upstream/run.py --quick              # all but SLOW_FILES (make test)
   tests/upstream/run.py test_indexing.py -k bool
   tests/upstream/run.py --update-expected    # rewrite expected_failures.txt from this run
 """
@@ -30,10 +31,15 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 FILES = ("test_view_ops.py", "test_indexing.py", "test_type_promotion.py", "test_shape_ops.py",
          "test_sort_and_select.py", "test_reductions.py", "test_tensor_creation_ops.py",
-         "test_binary_ufuncs.py")
-# `make test` runs these (--quick); test_binary_ufuncs takes 6 minutes with a cold kernel
-# cache (7300 tests), so it runs in `make test-upstream` only.
-QUICK_FILES = tuple(f for f in FILES if f != "test_binary_ufuncs.py")
+         "test_scatter_gather_ops.py", "test_segment_reductions.py", "test_complex.py",
+         "test_binary_ufuncs.py", "test_foreach.py", "test_torch.py")
+# `make test` runs these (--quick); test_binary_ufuncs (7300 tests), test_foreach and
+# test_torch take 6, 7 and 30 minutes with a cold kernel cache, so they run in
+# `make test-upstream` only.
+SLOW_FILES = ("test_binary_ufuncs.py", "test_foreach.py", "test_torch.py")
+QUICK_FILES = tuple(f for f in FILES if f not in SLOW_FILES)
+# Only the device-generic classes of a file that also holds CPU-only ones.
+FILE_SELECT = {"test_torch.py": "PRIVATEUSEONE"}
 EXPECTED = HERE / "expected_failures.txt"
 
 HEADER = """\
@@ -107,8 +113,9 @@ def run_file(test_dir, name, env, opts):
                LOOM_UPSTREAM_TIMEOUT=str(opts.test_timeout), LOOM_UPSTREAM_STACKS=str(stacks))
     cmd = [sys.executable, "-m", "pytest", "-q", "-rN", "-p", "no:cacheprovider",
            "-p", "loom_pytest_plugin", "-c", os.devnull, "--rootdir", str(test_dir), name]
-    if opts.k:
-        cmd += ["-k", opts.k]
+    select = [f"({k})" for k in (FILE_SELECT.get(name), opts.k) if k]
+    if select:
+        cmd += ["-k", " and ".join(select)]
     deadline = time.monotonic() + opts.file_timeout
     lost = {}  # tests whose process died under them
     while True:
@@ -162,7 +169,7 @@ def main():
     ap.add_argument("--test-timeout", type=int, default=900,
                     help="seconds per test before it counts as hung (a test that makes hundreds "
                     "of shapes compiles kernels for each: minutes with a cold cache)")
-    ap.add_argument("--file-timeout", type=int, default=2400, help="seconds per file")
+    ap.add_argument("--file-timeout", type=int, default=3600, help="seconds per file")
     ap.add_argument("--fallback", choices=("error", "warn", "allow"), default="error",
                     help="LOOM_FALLBACK for the tests; allow shows what fails besides "
                     "missing kernels (not comparable with the expected list)")
