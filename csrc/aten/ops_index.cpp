@@ -369,8 +369,6 @@ Tensor& index_out(const Tensor& self, const IndexList& indices, Tensor& out) {
   return out;
 }
 
-// A single mask over self's leading dims with a one-element value needs no coordinates:
-// it is an elementwise select, with nothing realized.
 // The CPU writes through an expanded self (index_put_, index_fill_, masked_fill_) with a
 // deprecation warning where other in-place ops raise; an element several positions share
 // takes the last value written to it.
@@ -389,6 +387,8 @@ void warn_if_byte_mask(const Tensor& mask, const char* op) {
                "please use a mask with dtype torch.bool instead.");
 }
 
+// A single mask over self's leading dims with a one-element value needs no coordinates:
+// it is an elementwise select, with nothing realized.
 bool put_through_mask(Tensor& self, const IndexList& indices, const Tensor& values,
                       bool accumulate) {
   if (indices.size() != 1 || values.numel() != 1) return false;
@@ -587,8 +587,7 @@ Tensor& index_select_out(const Tensor& self, int64_t dim, const Tensor& index, T
 Tensor& masked_fill_value(Tensor& self, const Tensor& mask,
                           const std::function<NodeRef(const Shape&)>& value) {
   warn_if_byte_mask(mask, "masked_fill_");
-  const bool expanded =
-      warn_if_expanded(self, "masked_fill_", "tensor[mask] = scalar");
+  const bool expanded = warn_if_expanded(self, "masked_fill_", "tensor[mask] = scalar");
   at::assert_no_partial_overlap(self, mask);
   // The CPU's iterator checks that the mask broadcasts to self, with these messages.
   std::vector<int64_t> broadcast = at::infer_size(self.sizes(), mask.sizes());
