@@ -2,6 +2,7 @@
 
 #include <ATen/Dispatch.h>
 #include <ATen/EmptyTensor.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/native/TypeProperties.h>
 #include <c10/util/strides.h>
 
@@ -155,6 +156,20 @@ void assign(const at::Tensor& dst, const NodeRef& value) {
 void check_not_complex(const char* kernel, c10::ScalarType t) {
   TORCH_CHECK(!at::isComplexType(t), "\"", kernel, "\" not implemented for '", c10::toString(t),
               "'");
+}
+
+bool warn_if_expanded(const at::Tensor& self, const char* op, const char* example) {
+  if (at::has_internal_overlap(self) != at::MemOverlap::Yes) return false;
+  TORCH_WARN("Use of ", op, " on expanded tensors is deprecated. Please clone() the tensor ",
+             "before performing this operation. This also applies to advanced indexing e.g. ",
+             example);
+  return true;
+}
+
+void warn_if_byte_mask(const at::Tensor& mask, const char* op) {
+  if (mask.scalar_type() == at::kByte)
+    TORCH_WARN(op, " received a mask with dtype torch.uint8, this behavior is now deprecated,",
+               "please use a mask with dtype torch.bool instead.");
 }
 
 void check_scalar_fits(const c10::Scalar& v, c10::ScalarType t) {

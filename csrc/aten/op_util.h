@@ -52,6 +52,13 @@ void check_not_complex(const char* kernel, c10::ScalarType t);
 // tensor, an integer out of range): "value cannot be converted to type ... without overflow".
 void check_scalar_fits(const c10::Scalar& v, c10::ScalarType t);
 
+// The CPU writes through an expanded self (index_put_, index_fill_, masked_fill_) with a
+// deprecation warning where other in-place ops raise; true when it warned. `example` ends
+// the message ("tensor[mask] = scalar").
+bool warn_if_expanded(const at::Tensor& self, const char* op, const char* example);
+// A uint8 mask, deprecated on the CPU with its warning.
+void warn_if_byte_mask(const at::Tensor& mask, const char* op);
+
 // Rejects devices other than Loom and CPU scalars, as a real device does.
 void check_operands(const char* op, std::initializer_list<at::Tensor> ts);
 

@@ -1,5 +1,6 @@
 // Advanced indexing: index (getitem with tensors), index_put_ (setitem), index_select,
-// take/put_, masked_fill_, and the data-dependent nonzero/masked_select. Reads are
+// take/put_, masked_scatter_, and the data-dependent nonzero (masked_fill_ and masked_select
+// are in ops_masked.cpp). Reads are
 // gathers and writes are scatters at computed element indices, checked in the kernel.
 #include <ATen/ExpandUtils.h>
 #include <ATen/MemoryOverlap.h>
@@ -369,24 +370,6 @@ Tensor& index_out(const Tensor& self, const IndexList& indices, Tensor& out) {
   return out;
 }
 
-// The CPU writes through an expanded self (index_put_, index_fill_, masked_fill_) with a
-// deprecation warning where other in-place ops raise; an element several positions share
-// takes the last value written to it.
-bool warn_if_expanded(const Tensor& self, const char* op, const char* example) {
-  if (at::has_internal_overlap(self) != at::MemOverlap::Yes) return false;
-  TORCH_WARN("Use of ", op, " on expanded tensors is deprecated. Please clone() the tensor ",
-             "before performing this operation. This also applies to advanced indexing e.g. ",
-             example);
-  return true;
-}
-
-// A uint8 mask, deprecated on the CPU with this warning.
-void warn_if_byte_mask(const Tensor& mask, const char* op) {
-  if (mask.scalar_type() == at::kByte)
-    TORCH_WARN(op, " received a mask with dtype torch.uint8, this behavior is now deprecated,",
-               "please use a mask with dtype torch.bool instead.");
-}
-
 // A single mask over self's leading dims with a one-element value needs no coordinates:
 // it is an elementwise select, with nothing realized.
 bool put_through_mask(Tensor& self, const IndexList& indices, const Tensor& values,
@@ -580,58 +563,6 @@ Tensor& index_select_out(const Tensor& self, int64_t dim, const Tensor& index, T
   return out;
 }
 
-// `value(shape)` fills the elements the mask selects. Through an expanded self only those
-// are written (the positions the mask selects, read on the host): an element that several
-// positions share takes the value when any of them is selected, as the CPU's loop leaves
-// the others alone.
-Tensor& masked_fill_value(Tensor& self, const Tensor& mask,
-                          const std::function<NodeRef(const Shape&)>& value) {
-  warn_if_byte_mask(mask, "masked_fill_");
-  const bool expanded = warn_if_expanded(self, "masked_fill_", "tensor[mask] = scalar");
-  at::assert_no_partial_overlap(self, mask);
-  // The CPU's iterator checks that the mask broadcasts to self, with these messages.
-  std::vector<int64_t> broadcast = at::infer_size(self.sizes(), mask.sizes());
-  TORCH_CHECK(c10::IntArrayRef(broadcast) == self.sizes(), "output with shape ", self.sizes(),
-              " doesn't match the broadcast shape ", c10::IntArrayRef(broadcast));
-  DType dtype = to_loom(self.scalar_type());
-  if (expanded) {
-    Tensor at_ = at::nonzero(mask.expand(self.sizes()));  // {n, dims}
-    if (at_.size(0) == 0) return self;
-    EngineLock g(engine_mutex());
-    std::vector<NodeRef> coord;
-    for (int64_t d = 0; d < self.dim(); ++d) coord.push_back(read_tensor(at_.select(1, d)));
-    scatter(buffer_of(self), dtype, storage_index(self, coord),
-            cast(value({at_.size(0)}), dtype), std::nullopt);
-    return self;
-  }
-  Shape shape = shape_of(self.sizes());
-  EngineLock g(engine_mutex());
-  NodeRef m = cast(expand(read_tensor(mask), shape), DType::Bool);
-  write_tensor(self, where(m, cast(value(shape), dtype), read_tensor(self)));
-  return self;
-}
-
-Tensor& masked_fill_scalar(Tensor& self, const Tensor& mask, const c10::Scalar& value) {
-  check_operands("masked_fill_", {self, mask});
-  to_meta(self).masked_fill_(to_meta(mask), value);
-  check_scalar_fits(value, self.scalar_type());
-  return masked_fill_value(self, mask, [&](const Shape& shape) {
-    return scalar_node(value, shape, to_loom(self.scalar_type()));
-  });
-}
-
-Tensor& masked_fill_tensor(Tensor& self, const Tensor& mask, const Tensor& value) {
-  check_operands("masked_fill_", {self, mask});
-  TORCH_CHECK(value.dim() == 0, "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
-              value.dim(), " dimension(s).");
-  if (!is_loom(value) || (value.is_complex() && !self.is_complex()))
-    return masked_fill_scalar(self, mask, value.item());
-  to_meta(self).masked_fill_(to_meta(mask), to_meta(value));
-  return masked_fill_value(self, mask, [&](const Shape& shape) {
-    return operand(value, shape, to_loom(self.scalar_type()));
-  });
-}
-
 // The k-th true element of the mask (row-major over self) takes source's k-th element:
 // a running count of the mask picks the source element, all lazily.
 Tensor& masked_scatter_fn(Tensor& self, const Tensor& mask, const Tensor& source) {
@@ -687,34 +618,6 @@ Tensor repeat_interleave_fn(const Tensor& repeats, c10::optional<int64_t> output
   return result;
 }
 
-Tensor masked_select_fn(const Tensor& self, const Tensor& mask) {
-  check_operands("masked_select", {self, mask});
-  TORCH_CHECK(mask.scalar_type() == at::kBool || mask.scalar_type() == at::kByte,
-              "masked_select: expected BoolTensor or ByteTensor for mask");
-  warn_if_byte_mask(mask, "masked_select");
-  auto shape = at::infer_size_dimvector(self.sizes(), mask.sizes());
-  Tensor s = self.expand(shape), m = mask.to(at::kBool).expand(shape);
-  if (shape.empty()) {
-    s = s.reshape({1});
-    m = m.reshape({1});
-  }
-  IndexList l;
-  l.push_back(c10::optional<Tensor>(m));
-  return index_fn(s, l);
-}
-
-Tensor& masked_select_out(const Tensor& self, const Tensor& mask, Tensor& out) {
-  TORCH_CHECK(self.scalar_type() == out.scalar_type(),
-              "masked_select(): self and result must have the same scalar type");
-  at::assert_no_internal_overlap(out);
-  at::assert_no_overlap(out, self);
-  at::assert_no_overlap(out, mask);
-  Tensor r = masked_select_fn(self, mask);
-  at::native::resize_output(out, r.sizes());
-  assign(out, read_tensor(r));
-  return out;
-}
-
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -726,14 +629,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("put_", TORCH_FN(put_fn));
   m.impl("index_select", TORCH_FN(index_select_fn));
   m.impl("index_select.out", TORCH_FN(index_select_out));
-  m.impl("masked_fill_.Scalar", TORCH_FN(masked_fill_scalar));
-  m.impl("masked_fill_.Tensor", TORCH_FN(masked_fill_tensor));
   m.impl("nonzero", TORCH_FN(nonzero_fn));
   m.impl("nonzero.out", TORCH_FN(nonzero_out));
-  m.impl("masked_select", TORCH_FN(masked_select_fn));
   m.impl("masked_scatter_", TORCH_FN(masked_scatter_fn));
   m.impl("repeat_interleave.Tensor", TORCH_FN(repeat_interleave_fn));
-  m.impl("masked_select.out", TORCH_FN(masked_select_out));
 }
 
 }  // namespace loom::aten

@@ -431,10 +431,7 @@ Tensor& index_fill_value(Tensor& self, int64_t dim, const Tensor& index,
                          const std::function<NodeRef(const Shape&, DType)>& value) {
   dim = at::maybe_wrap_dim(dim, self.dim());
   at::assert_no_overlap(self, index);
-  if (at::has_internal_overlap(self) == at::MemOverlap::Yes)
-    TORCH_WARN("Use of index_fill_ on expanded tensors is deprecated. Please clone() the tensor "
-               "before performing this operation. This also applies to advanced indexing e.g. "
-               "tensor[mask] = scalar");
+  warn_if_expanded(self, "index_fill_", "tensor[mask] = scalar");
   Tensor s = as_1d(self);
   Shape shape = shape_of(s.sizes());
   shape[dim] = index.numel();
