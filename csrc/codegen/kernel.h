@@ -25,8 +25,9 @@ struct LNode {
   Arg arg;              // the Node's argument (Const scalar, Reduce kind, Rand seed)
   int param = -1;       // Load, Gather: which buffer
   int check = -1;       // Check: local check number
-  int slot = -1;        // Const value / Load offset read from argument slot (batched
-                        // kernels); Rand: its seed, and its offset in the next slot
+  int slot = -1;        // Const value / Load offset / Iota's constant part read from an
+                        // argument slot (batched kernels); Rand: its seed, and its offset
+                        // in the next slot (with, batched, its index's constant part)
   Affine index;         // Load: element index; Iota: the coordinate; Rand: linear index
   std::vector<int> vars;  // Reduce/Scan: the loop variables it runs over
   const Node* origin = nullptr;  // Const, Rand: the node lowered (a kernel plan's slots)
@@ -103,6 +104,10 @@ bool scatter_rows_disjoint(const LKernel& k);
 bool scatter_two_pass(const LKernel& k);
 // Pass 2: merge adjacent loops that every index walks as one, drop size-1 loops.
 void collapse_loops(LKernel& k);
+// NOTE [Rebased buffers]: the smallest constant part of the indices into each buffer, taken
+// out of them; the kernel then reads each buffer from a pointer that far in (0 for a buffer
+// read at computed indices, and in batched kernels, whose offsets are slots already).
+std::vector<int64_t> rebase_params(LKernel& k);
 // Where each reduction is computed. NOTE [Hoisted reductions]: a reduction whose value
 // depends on output loops only (a row max read back by every element of its row) is
 // computed once per iteration of the deepest output loop it depends on, before the loops

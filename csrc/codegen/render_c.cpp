@@ -115,16 +115,23 @@ std::string Renderer::emit(int id, int depth) {
         e = "(" + T + ")a[" + std::to_string(n.slot) + "]";
       break;
     case Op::Iota:
-      e = "(" + T + ")(" + index_str(k, n.index) + ")";
+      e = "(" + T + ")(" + slotted(n.slot, n.index) + ")";
       break;
     case Op::RandUniform:
     case Op::RandNormal: {
       const RandArg& r = std::get<RandArg>(n.arg);
       // Read from argument slots before the loops (NOTE [Random arguments], launch.cpp).
-      const std::string s = std::to_string(n.slot);
-      const std::string off = n.slot >= 0 ? "rand_off" + s : std::to_string(r.offset) + "ULL";
+      // A batched kernel's row holds them (NOTE [Batched stores], schedule/realize.cpp).
+      const std::string s = std::to_string(n.slot), s1 = std::to_string(n.slot + 1);
+      std::string off = std::to_string(r.offset) + "ULL", seed = std::to_string(r.seed) + "ULL";
+      if (n.slot >= 0 && k.batched) {
+        off = "(uint64_t)a[" + s1 + "]";
+        seed = "(uint64_t)a[" + s + "]";
+      } else if (n.slot >= 0) {
+        off = "rand_off" + s;
+        seed = "rand_seed" + s;
+      }
       std::string i = "(uint64_t)(" + off + " + (uint64_t)(" + index_str(k, n.index) + "))";
-      std::string seed = n.slot >= 0 ? "rand_seed" + s : std::to_string(r.seed) + "ULL";
       if (n.op == Op::RandNormal)
         e = "(" + T + ")loom_normal(" + seed + ", " + i + ")";
       else if (n.dtype == DType::Float64)

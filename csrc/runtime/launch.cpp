@@ -29,6 +29,9 @@ namespace {
 //
 // NOTE [Random arguments]: so do a random node's seed and offset, which move on with every
 // draw: dropout compiled a kernel per call (16-21 ms each, and a file in the disk cache).
+// The offset slot also takes the constant part of the node's index (a loop reading rand's
+// rows x[t] one by one: NOTE [Rebased buffers] in lower.cpp), which the plan adds to the
+// offset it binds (KernelPlan::slot_add).
 void float_consts_as_arguments(LKernel& k) {
   if (k.batched) return;
   for (LNode& n : k.nodes) {
@@ -36,7 +39,8 @@ void float_consts_as_arguments(LKernel& k) {
       const RandArg& r = std::get<RandArg>(n.arg);
       n.slot = int(k.slot_values.size());
       k.slot_values.push_back(int64_t(r.seed));
-      k.slot_values.push_back(int64_t(r.offset));
+      k.slot_values.push_back(int64_t(r.offset + uint64_t(n.index.c)));
+      n.index.c = 0;
       continue;
     }
     if (n.op != Op::Const || n.slot >= 0 || (n.dtype != DType::Float32 && n.dtype != DType::Float64))
@@ -54,11 +58,14 @@ void float_consts_as_arguments(LKernel& k) {
 KernelPlan make_plan(LKernel& k, const NodeRef& value, const std::function<std::string()>& what) {
   collapse_loops(k);
   if (k.prologue) collapse_loops(*k.prologue);
+  KernelPlan p;
+  const std::vector<int64_t> base = rebase_params(k);
+  for (size_t i = 0; i < base.size(); ++i)
+    p.param_offset.push_back(base[i] * int64_t(itemsize(k.param_dtype[i])));
   std::string src = render_c(k);
   const int dbg = debug_level();
   if (dbg >= 5 && value) std::fprintf(stderr, "loom: graph\n%s", graph_str(value).c_str());
   if (dbg >= 3) std::fprintf(stderr, "loom: schedule %s\n%s", what().c_str(), lkernel_str(k).c_str());
-  KernelPlan p;
   int64_t points = 1;
   for (int64_t n : k.var_size) points *= n;
   const int64_t work = points * int64_t(k.nodes.size()), limit = quick_work_limit();
@@ -90,6 +97,7 @@ KernelPlan make_plan(LKernel& k, const NodeRef& value, const std::function<std::
   p.recomputes = recomputes_reductions(k);
   for (size_t i = 0; i < k.params.size(); ++i) p.param_mem.push_back(int(i));
   for (size_t i = 0; i < k.slot_values.size(); ++i) p.slot_const.push_back(int(i));
+  p.slot_add.assign(k.slot_values.size(), 0);
   return p;
 }
 
@@ -144,7 +152,8 @@ uint64_t launch(const KernelPlan& p, std::vector<char*> params, std::vector<int6
 uint64_t run_lowered(LKernel& k, const NodeRef& value, const std::function<std::string()>& what) {
   KernelPlan p = make_plan(k, value, what);
   std::vector<char*> params;
-  for (const auto& m : k.params) params.push_back(static_cast<char*>(m->data));
+  for (size_t i = 0; i < k.params.size(); ++i)
+    params.push_back(static_cast<char*>(k.params[i]->data) + p.param_offset[i]);
   return launch(p, std::move(params), k.slot_values, what);
 }
 
@@ -162,13 +171,17 @@ bool bind_plan(KernelPlan& p, const LKernel& k, const PlanBinding& b) {
     auto it = std::find(b.const_nodes.begin(), b.const_nodes.end(), n.origin);
     if (it == b.const_nodes.end()) return false;
     p.slot_const[size_t(n.slot)] = int(it - b.const_nodes.begin());
-    if (rand) p.slot_const[size_t(n.slot) + 1] = int(it - b.const_nodes.begin()) + 1;
+    if (!rand) continue;
+    p.slot_const[size_t(n.slot) + 1] = int(it - b.const_nodes.begin()) + 1;
+    p.slot_add[size_t(n.slot) + 1] =
+        int64_t(uint64_t(k.slot_values[size_t(n.slot) + 1]) - std::get<RandArg>(n.arg).offset);
   }
   return true;
 }
 
 bool same_plan(const KernelPlan& a, const KernelPlan& b) {
   return a.source_hash == b.source_hash && a.param_mem == b.param_mem &&
+         a.param_offset == b.param_offset && a.slot_add == b.slot_add &&
          a.slot_const == b.slot_const && a.checks == b.checks && a.outer == b.outer && a.grain == b.grain && a.placed == b.placed &&
          a.recomputes == b.recomputes;
 }
@@ -178,8 +191,10 @@ uint64_t run_plan(const KernelPlan& p, const PlanBinding& b, const std::function
   std::vector<int64_t> args;
   params.reserve(p.param_mem.size() + 2);
   args.reserve(p.slot_const.size());
-  for (int m : p.param_mem) params.push_back(static_cast<char*>(b.mems[size_t(m)]->data));
-  for (int c : p.slot_const) args.push_back(b.consts[size_t(c)]);
+  for (size_t i = 0; i < p.param_mem.size(); ++i)
+    params.push_back(static_cast<char*>(b.mems[size_t(p.param_mem[i])]->data) + p.param_offset[i]);
+  for (size_t i = 0; i < p.slot_const.size(); ++i)
+    args.push_back(int64_t(uint64_t(b.consts[size_t(p.slot_const[i])]) + uint64_t(p.slot_add[i])));
   return launch(p, std::move(params), std::move(args), what);
 }
 

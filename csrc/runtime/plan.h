@@ -45,7 +45,9 @@ struct KernelPlan {
   mutable std::shared_ptr<const CompiledKernel> kernel;
   uint64_t source_hash = 0;     // of the kernel's source, whichever tier runs it
   std::vector<int> param_mem;   // the kernel's buffer i is binding.mems[param_mem[i]]
+  std::vector<int64_t> param_offset;  // read from that many bytes in (NOTE [Rebased buffers])
   std::vector<int> slot_const;  // its argument slot i is binding.consts[slot_const[i]]
+  std::vector<int64_t> slot_add;  // plus this (a random offset's index: launch.cpp)
   std::vector<int> checks;      // fault messages of its Check nodes
   int64_t outer = 1, grain = 1;
   bool two_pass = false;        // a scatter checking, then writing (NOTE [Parallel scatters])

@@ -320,9 +320,9 @@ void realize_one(const NodeRef& flat) {
 // NOTE [Batched stores]: a setitem loop leaves a chain of small stores on one buffer, each
 // of which would be a kernel. Consecutive stores whose kernels differ only in constants
 // and offsets run as one kernel over a table of those, in chain order, writing in place.
-// A store joins only when its value is elementwise over constants, realized storage and
-// the buffer's own previous state at the stored elements (or at elements the store does not
-// write), and when that previous state
+// A store joins only when its value is elementwise over constants, coordinates, random
+// streams, realized storage and the buffer's own previous state at the stored elements (or
+// at elements the store does not write), and when that previous state
 // has no reader but this store (so no state between two stores of a batch is ever seen).
 constexpr size_t kMaxBatchValueNodes = 64;
 
@@ -358,7 +358,9 @@ bool loads_are_batchable(const Node* value, const Node* prev, const View& view, 
       more.push_back(flat->src[1].get());
       return true;
     }
-    if (op_kind(n->op) == OpKind::Leaf) return n->op == Op::Const || n->op == Op::Iota;
+    if (op_kind(n->op) == OpKind::Leaf)
+      return n->op == Op::Const || n->op == Op::Iota || n->op == Op::RandUniform ||
+             n->op == Op::RandNormal;
     if (n->op != Op::Reindex && !elementwise_op(n->op)) return false;
     for (const auto& s : n->src) more.push_back(s.get());
     return true;

@@ -154,3 +154,47 @@ def test_plans_off():
                          timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split()[-2:] == ["0", "3"]
+
+
+def step_loop(x, out, steps):
+    """An RNN-like loop over time steps: reads rows of x at each step's offset, reads a
+    stepped, flipped and interleaved view there, and writes out's row in place."""
+    for t in steps:
+        h = torch.tanh(x[t] + out[t - 1] * 0.5 + x[t + 1].flip(-1))
+        a, b = x[t, :, ::2], x[t, :, 1::2]
+        h = h + torch.cat([a * b, a - b], -1)
+        out[t] = h
+        out[t, 1:] += out[t - 1, :-1]
+    return out
+
+
+def test_time_steps_share_one_compiled_kernel_per_step_kind():
+    # NOTE [Rebased buffers] (codegen/lower.cpp): offsets are taken out of the source.
+    x = torch.randn(41, 3, 6, dtype=torch.float64)
+    out = torch.zeros(41, 3, 6, dtype=torch.float64)
+    xl, outl = x.to(DEV), out.to(DEV)
+    loom.sync()
+    step_loop(x, out, range(1, 20))
+    step_loop(xl, outl, range(1, 20))
+    torch.testing.assert_close(outl.cpu(), out)
+    loom.sync()
+    loom.reset_metrics()
+    step_loop(x, out, range(20, 40))
+    step_loop(xl, outl, range(20, 40))
+    torch.testing.assert_close(outl.cpu(), out)
+    m = loom.metrics()
+    assert m["kernels_compiled"] == 0 and m["kernels_run"] >= 20
+
+
+def test_rows_of_a_pending_random_tensor_share_one_kernel():
+    # The row's offset joins the random stream's offset slot (NOTE [Random arguments]).
+    torch.manual_seed(7)
+    r = torch.rand(50, 129, device=DEV)
+    want = r.cpu()
+    torch.manual_seed(7)
+    r = torch.rand(50, 129, device=DEV)
+    rows = [(r[t] * 3).cpu() for t in range(25)]
+    loom.reset_metrics()
+    rows += [(r[t] * 3).cpu() for t in range(25, 50)]
+    assert loom.metrics()["kernels_compiled"] == 0
+    torch.testing.assert_close(torch.stack(rows), want * 3, rtol=0, atol=0)

@@ -78,6 +78,66 @@ def test_rows_from_another_tensor():
     assert both(program) == 1
 
 
+@pytest.mark.parametrize("dtype", [torch.int64, torch.float32])
+def test_rows_from_a_pending_arange_batch(dtype):
+    idx = torch.randint(0, 20, (300,), generator=torch.Generator().manual_seed(3)).tolist()
+
+    def program(dev):
+        src = torch.arange(900, dtype=dtype, device=dev).view(300, 3) * 2
+        t = torch.zeros(20, 3, dtype=dtype, device=dev)
+        for i in range(300):
+            t[idx[i]] += src[i]
+        return [t]
+
+    assert both(program) == 1
+
+
+def rand_loop(realize, seed=1, normal=False, fresh=False):
+    """A histogram-like loop over random weights (a pending or a realized tensor, or one
+    fresh draw per store); returns the result and the kernels it ran."""
+    idx = torch.randint(0, 50, (500,), generator=torch.Generator().manual_seed(3)).tolist()
+    torch.manual_seed(seed)
+    draw = torch.randn if normal else torch.rand
+    e = torch.zeros(50, device=D)
+    w = draw(500, 2, device=D) * 1e3
+    if realize:
+        loom.sync()
+    loom.reset_metrics()
+    for i in range(500):
+        e[idx[i]] += draw((), device=D) if fresh else w[i, 1]
+    out = e.cpu()
+    return out, loom.metrics()["kernels_run"]
+
+
+@pytest.mark.parametrize("normal", [False, True])
+def test_loop_over_pending_random_values_is_one_kernel(normal):
+    # NOTE [Batched stores]: the random stream's seed and offset are slots of each row.
+    want, _ = rand_loop(True, normal=normal)
+    got, kernels = rand_loop(False, normal=normal)
+    assert kernels == 1
+    torch.testing.assert_close(got, want, rtol=0, atol=0)
+    loom.reset_metrics()
+    other, kernels = rand_loop(False, seed=2, normal=normal)
+    assert kernels == 1 and loom.metrics()["kernels_compiled"] == 0
+    assert not torch.equal(other, got)
+
+
+def test_loop_of_fresh_draws_is_one_kernel():
+    torch.manual_seed(5)
+    draws = [torch.rand((), device=D).item() for _ in range(2)]
+    torch.manual_seed(5)
+    e = torch.zeros(2, device=D)
+    loom.sync()
+    loom.reset_metrics()
+    for i in range(2):
+        e[i] = torch.rand((), device=D)
+    assert e.tolist() == draws
+    assert loom.metrics()["kernels_run"] == 1
+    got, kernels = rand_loop(False, fresh=True)
+    assert kernels == 1
+    assert got.min() >= 0 and got.max() < 500
+
+
 def test_prefix_sum_loop_reads_earlier_writes():
     def program(dev):
         x = torch.arange(1.0, 21.0, device=dev)
