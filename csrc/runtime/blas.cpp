@@ -77,6 +77,18 @@ const dnnl::engine& bf16_engine() {
   return engine;
 }
 
+// oneDNN 3 (Debian trixie's) dropped the operation descriptors: a primitive descriptor
+// takes the engine and memory descriptors directly.
+dnnl::matmul::primitive_desc matmul_pd(const dnnl::memory::desc& a, const dnnl::memory::desc& b,
+                                       const dnnl::memory::desc& c,
+                                       const dnnl::primitive_attr& attr = {}) {
+#if DNNL_VERSION_MAJOR >= 3
+  return dnnl::matmul::primitive_desc(bf16_engine(), a, b, c, attr);
+#else
+  return dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, c), attr, bf16_engine());
+#endif
+}
+
 // A primitive with its scratchpad's description: each execution brings its own scratchpad,
 // since two threads run one primitive at once (the row blocks of a product), and the
 // library's own scratchpad is the primitive's, shared: a 64x96 by 96x80 product came out
@@ -101,7 +113,7 @@ std::shared_ptr<Bf16Plan> bf16_primitive(const BfKey& key) {
   md c({m, n}, dt::f32, dnnl::memory::dims{ldc, 1});
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), attr, bf16_engine());
+  const dnnl::matmul::primitive_desc pd = matmul_pd(a, b, c, attr);
   auto plan = std::make_shared<Bf16Plan>(Bf16Plan{dnnl::matmul(pd), a, b, c, pd.scratchpad_desc()});
   if (cache.size() >= 256) cache.clear();
   cache.emplace(key, plan);
@@ -243,10 +255,9 @@ bool native_bf16_gemm() {
       using md = dnnl::memory::desc;
       using dt = dnnl::memory::data_type;
       using tag = dnnl::memory::format_tag;
-      dnnl::matmul::primitive_desc pd(
-          dnnl::matmul::desc(md({64, 64}, dt::bf16, tag::ab), md({64, 64}, dt::bf16, tag::ab),
-                             md({64, 64}, dt::f32, tag::ab)),
-          bf16_engine());
+      const dnnl::matmul::primitive_desc pd = matmul_pd(
+          md({64, 64}, dt::bf16, tag::ab), md({64, 64}, dt::bf16, tag::ab),
+          md({64, 64}, dt::f32, tag::ab));
       const std::string impl = pd.impl_info_str();
       return impl.find("amx") != std::string::npos || impl.find("bf16") != std::string::npos;
     } catch (const std::exception&) {

@@ -113,12 +113,22 @@ dnnl::primitive_attr user_scratchpad() {
 
 dnnl::convolution_forward::primitive_desc forward_pd(const ConvDims& c, bool bias) {
   Geometry g = geometry_of(c);
+  const memory::desc x = any_desc(data_dims(c.n, c.c, c.in)), w = any_desc(weight_dims(c)),
+                     y = any_desc(data_dims(c.n, c.oc, c.out));
+  const auto prop = dnnl::prop_kind::forward_training;
+  const auto algo = dnnl::algorithm::convolution_direct;
+#if DNNL_VERSION_MAJOR >= 3  // no operation descriptors (Debian trixie's oneDNN)
+  if (!bias)
+    return {cpu_engine(), prop, algo, x, w, y, g.strides, g.dilates, g.pad_l, g.pad_r,
+            user_scratchpad()};
+  return {cpu_engine(), prop, algo, x, w, memory::desc({c.oc}, kF32, Tag::x), y, g.strides,
+          g.dilates, g.pad_l, g.pad_r, user_scratchpad()};
+#else
   memory::desc b = bias ? memory::desc({c.oc}, kF32, Tag::x) : memory::desc();
-  dnnl::convolution_forward::desc d(
-      dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
-      any_desc(data_dims(c.n, c.c, c.in)), any_desc(weight_dims(c)), b,
-      any_desc(data_dims(c.n, c.oc, c.out)), g.strides, g.dilates, g.pad_l, g.pad_r);
+  dnnl::convolution_forward::desc d(prop, algo, x, w, b, y, g.strides, g.dilates, g.pad_l,
+                                    g.pad_r);
   return {d, user_scratchpad(), cpu_engine()};
+#endif
 }
 
 // One argument of a primitive: the caller's plain layout, the primitive's layout, and the
@@ -168,9 +178,15 @@ std::unique_ptr<Plan> make_plan(Kind kind, const ConvDims& c, const ConvLayout& 
   const memory::desc ax = any_desc(data_dims(c.n, c.c, c.in)), aw = any_desc(weight_dims(c)),
                      ay = any_desc(data_dims(c.n, c.oc, c.out));
   if (kind == Kind::BackwardData) {
+#if DNNL_VERSION_MAJOR >= 3
+    dnnl::convolution_backward_data::primitive_desc pd(
+        cpu_engine(), dnnl::algorithm::convolution_direct, ax, aw, ay, g.strides, g.dilates,
+        g.pad_l, g.pad_r, fwd, user_scratchpad());
+#else
     dnnl::convolution_backward_data::desc d(dnnl::algorithm::convolution_direct, ax, aw, ay,
                                             g.strides, g.dilates, g.pad_l, g.pad_r);
     dnnl::convolution_backward_data::primitive_desc pd(d, user_scratchpad(), cpu_engine(), fwd);
+#endif
     p->prim = dnnl::convolution_backward_data(pd);
     p->scratch = pd.scratchpad_desc();
     add_operand(*p, DNNL_ARG_DIFF_DST, u.y, pd.diff_dst_desc(), false);
@@ -178,9 +194,15 @@ std::unique_ptr<Plan> make_plan(Kind kind, const ConvDims& c, const ConvLayout& 
     add_operand(*p, DNNL_ARG_DIFF_SRC, u.x, pd.diff_src_desc(), true);
     return p;
   }
+#if DNNL_VERSION_MAJOR >= 3
+  dnnl::convolution_backward_weights::primitive_desc pd(
+      cpu_engine(), dnnl::algorithm::convolution_direct, ax, aw, ay, g.strides, g.dilates,
+      g.pad_l, g.pad_r, fwd, user_scratchpad());
+#else
   dnnl::convolution_backward_weights::desc d(dnnl::algorithm::convolution_direct, ax, aw, ay,
                                              g.strides, g.dilates, g.pad_l, g.pad_r);
   dnnl::convolution_backward_weights::primitive_desc pd(d, user_scratchpad(), cpu_engine(), fwd);
+#endif
   p->prim = dnnl::convolution_backward_weights(pd);
   p->scratch = pd.scratchpad_desc();
   add_operand(*p, DNNL_ARG_SRC, u.x, pd.src_desc(), false);

@@ -174,7 +174,9 @@ struct Fuser {
     return r;
   }
 
-  void count_refs(const NodeRef& root, long holders) { count_refs({root.get()}, holders); }
+  void count_refs(const NodeRef& root, long holders) {
+    count_refs(std::vector<const Node*>{root.get()}, holders);
+  }
 
   // The same over several roots at once (held by the caller): a node they share is read
   // outside only if its holders outnumber the references from all of them.
