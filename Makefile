@@ -8,7 +8,7 @@ DEBIAN_PACKAGES := python3-torch libtorch-dev pybind11-dev python3-pytest python
 	llvm-16-dev libclang-16-dev libclang-cpp16-dev \
 	python3-matplotlib
 
-.PHONY: all deps configure build test test-cpp test-python test-upstream test-opinfo test-fuzz test-torch2-headers demo bench clean
+.PHONY: all deps configure build test test-cpp test-python test-upstream test-opinfo test-fuzz test-torch2-headers test-torch2-trixie demo bench clean
 
 all: build
 
@@ -54,6 +54,13 @@ test-upstream: build
 test-torch2-headers: build
 	bash tests/torch2/check_headers.sh $(BUILD)/torch-headers
 	PYTHONPATH=python $(PYTHON) tests/torch2/schema_diff.py $(BUILD)/torch-headers/torch-*/usr/include
+
+# Loom built and tested on Debian trixie's torch 2.6 in a debootstrapped root (needs root;
+# about 2.3 GB, kept in TRIXIE_ROOT); TRIXIE_SUITE_SECONDS bounds its Python suite.
+TRIXIE_ROOT ?= /var/tmp/loom-trixie
+TRIXIE_SUITE_SECONDS ?= 1800
+test-torch2-trixie:
+	bash tests/torch2/trixie.sh $(TRIXIE_ROOT) $(TRIXIE_SUITE_SECONDS)
 
 # Every sample of PyTorch's OpInfo database on Loom against the CPU (`make test` runs the
 # first sample of each op); OPINFO_JSON=path writes the results, OPINFO_ARGS adds options

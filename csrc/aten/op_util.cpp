@@ -3,6 +3,7 @@
 #include <ATen/Dispatch.h>
 #include <ATen/EmptyTensor.h>
 #include <ATen/MemoryOverlap.h>
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/native/TypeProperties.h>
 #include <c10/util/strides.h>
 
@@ -421,6 +422,16 @@ void radix_sort(std::vector<uint64_t>& keys, std::vector<int64_t>& pos) {
     keys.swap(k2);
     pos.swap(p2);
   }
+}
+
+
+bool composite_in_this_release(const char* name) {
+  const std::string full(name);
+  const size_t dot = full.find('.');
+  c10::OperatorName op("aten::" + full.substr(0, dot),
+                       dot == std::string::npos ? "" : full.substr(dot + 1));
+  auto handle = c10::Dispatcher::singleton().findOp(op);
+  return handle && handle->hasKernelForDispatchKey(c10::DispatchKey::CompositeImplicitAutograd);
 }
 
 }  // namespace loom::aten

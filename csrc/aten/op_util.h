@@ -48,6 +48,12 @@ void assign(const at::Tensor& dst, const NodeRef& value);
 // implemented for 'ComplexFloat'` when `t` is complex.
 void check_not_complex(const char* kernel, c10::ScalarType t);
 
+// Whether the running torch computes aten op `name` ("argsort.stable") by a
+// CompositeImplicitAutograd kernel. A kernel of 1.13's CPU op that a later release made
+// composite must not be registered there: it would hide the composite, whose autograd the
+// op then has none of ("Could not run ... from the 'Autogradloom' backend").
+bool composite_in_this_release(const char* name);
+
 // Raises the CPU's error when `v` does not convert to `t` (a complex value into a real
 // tensor, an integer out of range): "value cannot be converted to type ... without overflow".
 void check_scalar_fits(const c10::Scalar& v, c10::ScalarType t);

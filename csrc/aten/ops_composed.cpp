@@ -133,7 +133,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_add_relu.out", TORCH_FN(add_relu_out));
   m.impl("_add_relu.Scalar", TORCH_FN(add_relu_scalar));
   m.impl("_add_relu_.Scalar", TORCH_FN(add_relu_scalar_ip));
-  m.impl("tensordot.out", TORCH_FN(at::native::tensordot_out));
+  if (!composite_in_this_release("tensordot.out"))
+    m.impl("tensordot.out", TORCH_FN(at::native::tensordot_out));
   m.impl("mvlgamma.out", TORCH_FN(at::native::mvlgamma_out));
   m.impl("native_dropout", TORCH_FN(at::native::native_dropout_cpu));
   m.impl("native_dropout_backward", TORCH_FN(at::native::native_dropout_backward));

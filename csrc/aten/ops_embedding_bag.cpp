@@ -4,12 +4,14 @@
 // are gathered and combined in kernels, each index checked with the CPU's message.
 #include <ATen/ATen.h>
 #include <ATen/TensorUtils.h>
+#include <ATen/ops/_embedding_bag_backward_native.h>
 #include <torch/library.h>
 
 #include <algorithm>
 #include <cmath>
 
 #include "aten/pointwise.h"
+#include "aten/torch_compat.h"
 
 namespace loom::aten {
 
@@ -375,9 +377,20 @@ Tensor& embedding_renorm(Tensor& self, const Tensor& indices, double max_norm, d
   return self;
 }
 
+// 2.x gives _embedding_bag_backward a CPU kernel where 1.13 composes it of the dense and
+// sparse backward (rebuilding offset2bag where the forward left it empty); that kernel is
+// device-generic code, registered only where it is no composite.
+#if LOOM_TORCH_AT_LEAST(2, 0)
+constexpr auto embedding_bag_backward = at::native::_embedding_bag_backward_symint;
+#else
+constexpr auto embedding_bag_backward = at::native::_embedding_bag_backward;
+#endif
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  if (!composite_in_this_release("_embedding_bag_backward"))
+    m.impl("_embedding_bag_backward", embedding_bag_backward);
   m.impl("embedding_renorm_", TORCH_FN(embedding_renorm));
   m.impl("_embedding_bag_forward_only", TORCH_FN(embedding_bag_forward_only));
   m.impl("_embedding_bag", TORCH_FN(embedding_bag_fn));

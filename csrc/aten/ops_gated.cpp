@@ -157,7 +157,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("glu.out", glu_into);
   m.impl("glu_backward", glu_backward_fn);
   m.impl("glu_backward.grad_input", glu_backward_into);
-  m.impl("prelu", prelu_fn);
+  if (!composite_in_this_release("prelu")) m.impl("prelu", prelu_fn);
   m.impl("prelu_backward", prelu_backward_fn);
 }
 

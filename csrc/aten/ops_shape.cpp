@@ -377,7 +377,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("triu", tri_fn<true>);
   m.impl("triu_", tri_ip<true>);
   m.impl("triu.out", tri_out<true>);
-  m.impl("diag.out", diag_out);
+  if (!composite_in_this_release("diag.out")) m.impl("diag.out", diag_out);
   m.impl("trace", trace_fn);
   m.impl("narrow_copy.out", narrow_copy_out);
   m.impl("cat", cat_fn);

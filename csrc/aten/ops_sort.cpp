@@ -538,7 +538,8 @@ std::tuple<Tensor&, Tensor&> mode_values(const Tensor& self, int64_t dim, bool k
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("sort.stable", TORCH_FN(sort_stable));
   m.impl("sort.values_stable", TORCH_FN(sort_values_stable));
-  m.impl("argsort.stable", TORCH_FN(argsort_stable));
+  if (!composite_in_this_release("argsort.stable"))
+    m.impl("argsort.stable", TORCH_FN(argsort_stable));
   m.impl("topk", TORCH_FN(topk_fn));
   m.impl("topk.values", TORCH_FN(topk_values));
   m.impl("kthvalue.values", kthvalue_values);
