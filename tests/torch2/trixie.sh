@@ -15,7 +15,7 @@ root=${1:-/var/tmp/loom-trixie}
 suite_seconds=${2:-1800}
 out=$repo/build/torch2-trixie
 packages="python3-torch libtorch-dev pybind11-dev python3-pytest python3-numpy python3-hypothesis
-  python3-dev cmake ninja-build g++ gcc libdnnl-dev libopenblas0-openmp ccache git"
+  python3-dev python3-setuptools cmake ninja-build g++ gcc libdnnl-dev libopenblas0-openmp ccache git"
 
 [ "$(id -u)" = 0 ] || { echo "trixie.sh needs root (debootstrap, mount, chroot)"; exit 2; }
 command -v debootstrap >/dev/null || apt-get install -y -qq debootstrap >/dev/null
