@@ -12,8 +12,20 @@ bool is_loom(const at::Tensor& t) { return t.defined() && t.device().type() == k
 Buffer& buffer_of(const at::Tensor& t) {
   TORCH_CHECK(is_loom(t), "expected a Loom tensor, got one on ", t.device());
   const c10::DataPtr& ptr = t.storage().data_ptr();
-  TORCH_INTERNAL_ASSERT(is_loom_data_ptr(ptr), "Loom tensor whose storage has no loom::Buffer");
-  return *static_cast<Buffer*>(ptr.get_context());
+  if (is_loom_data_ptr(ptr)) return *static_cast<Buffer*>(ptr.get_context());
+  // A tensor made by at::from_blob over a Loom storage's data pointer, which is its Buffer
+  // (allocator.cpp): torch 2.x's Storage._write_file (pickling a storage) copies a device's
+  // storage to the CPU through one. Only a live Buffer's address is taken for one.
+  if (ptr.get() != nullptr && t.storage().nbytes() > 0) {
+    EngineLock g(engine_mutex());
+    for (Buffer* b : live_buffers())
+      if (b == ptr.get()) {
+        TORCH_CHECK(int64_t(t.storage().nbytes()) <= b->nbytes,
+                    "a Loom tensor over a Loom storage's data pointer reaches past its end");
+        return *b;
+      }
+  }
+  TORCH_INTERNAL_ASSERT(false, "Loom tensor whose storage has no loom::Buffer");
 }
 
 // X(aten scalar type, loom dtype)

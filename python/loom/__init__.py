@@ -29,6 +29,19 @@ def _device_module():
             raise RuntimeError(f"Loom has one device (index 0), got {d}")
 
     m.set_device = set_device
+
+    class device:  # noqa: N801  (torch.cuda.device's name): `with torch.loom.device(0):`
+        def __init__(self, d):
+            if d is not None and not (isinstance(d, int) and d in (0, -1)):
+                set_device(d)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+    m.device = device
     m.is_initialized = lambda: True
     m._is_in_bad_fork = lambda: False
 

@@ -353,3 +353,18 @@ def test_legacy_new():
     with pytest.raises(RuntimeError, match="legacy constructor expects device type"):
         x.new(2, device="cpu")
     assert torch.zeros(2).new(2).device.type == "cpu"
+
+
+def test_device_module():
+    # torch.<device type> is Loom's device module, as torch.cuda is CUDA's; torch 2.x's
+    # storage moves enter its `device` context (torch.load onto Loom).
+    m = getattr(torch, DEV.type)
+    assert m.is_available() and m.device_count() == 1 and m.current_device() == 0
+    with m.device(0), m.device(DEV), m.device(None):
+        x = torch.ones(2, device=DEV) * 2
+    assert x.tolist() == [2.0, 2.0]
+    m.set_device(0)
+    with pytest.raises(RuntimeError, match="Loom has one device"):
+        m.device(1)
+    with pytest.raises(RuntimeError, match="Loom has one device"):
+        m.set_device(torch.device(DEV.type, 1))
