@@ -453,9 +453,11 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("upsample_nearest1d", TORCH_FN(nearest1d));
   m.impl("upsample_nearest2d", TORCH_FN(nearest2d));
   m.impl("upsample_nearest3d", TORCH_FN(nearest3d));
-  if (!composite_in_this_release("upsample_nearest3d.vec")) m.impl("upsample_nearest3d.vec", TORCH_FN(vec3d<nearest3d>));
+  if (!composite_in_this_release("upsample_nearest3d.vec"))
+    m.impl("upsample_nearest3d.vec", TORCH_FN(vec3d<nearest3d>));
   m.impl("upsample_nearest3d_backward.vec", TORCH_FN(vec3d_bwd<nearest3d_bwd>));
-  if (!composite_in_this_release("_upsample_nearest_exact3d.vec")) m.impl("_upsample_nearest_exact3d.vec", TORCH_FN(vec3d<nearest_exact3d>));
+  if (!composite_in_this_release("_upsample_nearest_exact3d.vec"))
+    m.impl("_upsample_nearest_exact3d.vec", TORCH_FN(vec3d<nearest_exact3d>));
   m.impl("_upsample_nearest_exact3d_backward.vec", TORCH_FN(vec3d_bwd<nearest_exact3d_bwd>));
   m.impl("_upsample_nearest_exact1d", TORCH_FN(nearest_exact1d));
   m.impl("_upsample_nearest_exact2d", TORCH_FN(nearest_exact2d));

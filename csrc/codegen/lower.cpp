@@ -302,11 +302,11 @@ LKernel lower_scatter(DType dtype, const NodeRef& value, const NodeRef& index, i
 // NOTE [Rebased buffers]: a loop over time steps (an RNN's x[t], a decoder's cache[t] = k)
 // reads and writes the same shapes at a new offset each step. With offsets in the source,
 // each step compiled a kernel of its own (two tiers: 200 steps of a small RNN took 1.4 s,
-// then 5 s more when they were optimized, for an epoch that runs in 5 ms). Offsets are
-// taken out relative to each buffer's first element read, so offsets between two reads of
-// one buffer stay constants (the vectorizer pairs x[..., ::2] with x[..., 1::2]) and the
-// source of every step is the same. Plans keep their offsets in their keys, so only the
-// compile is shared.
+// then 5 s more when they were optimized, for an epoch that runs in 5 ms). Each buffer is
+// now passed from the smallest offset the kernel reads or writes it at, and its indices
+// are relative to that: offsets between two accesses of one buffer stay constants (the
+// vectorizer pairs x[..., ::2] with x[..., 1::2]) and the source of every step is the same.
+// Plans keep their offsets in their keys, so only the compile is shared.
 std::vector<int64_t> rebase_params(LKernel& k) {
   const size_t np = k.params.size();
   std::vector<int64_t> base(np, INT64_MAX);

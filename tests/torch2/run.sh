@@ -7,6 +7,7 @@
 # A BLAS for the matrix products (the machine has none) may travel in .device/, ignored by
 # git: libopenblas.so.0 with libgfortran.so.5 and libquadmath.so.0 from Debian's
 # libopenblas0-openmp. OUT_DIR gets at most 8 files (what the device tool brings back).
+# SUITE_MAXFAIL (default 25) stops a test file after that many failures.
 set -u
 out=${1:?usage: run.sh OUT_DIR [SUITE_SECONDS]}
 suite_seconds=${2:-300}
@@ -55,7 +56,7 @@ timeout 120 "$py" -m pytest -q -p no:cacheprovider tests/python/test_torch_relea
 # One pytest process per file, as many at once as there are cores (a crash costs one file).
 mkdir -p "$out/suite"
 ls tests/python/test_*.py | timeout "$suite_seconds" xargs -P "$(nproc)" -I{} sh -c \
-  'timeout '"$suite_seconds"' '"$py"' -m pytest -q -p no:cacheprovider --maxfail=25 {} \
+  'timeout '"$suite_seconds"' '"$py"' -m pytest -q -p no:cacheprovider --maxfail='"${SUITE_MAXFAIL:-25}"' {} \
      > '"$out"'/suite/$(basename {} .py).txt 2>&1'
 for f in "$out"/suite/*.txt; do
   printf '%-28s %s\n' "$(basename "$f" .txt)" "$(tail -1 "$f" | cut -c1-90)"
