@@ -47,12 +47,23 @@ chroot "$root" /usr/bin/env DEBIAN_FRONTEND=noninteractive bash -c \
   || { echo "cannot install the packages in $root"; exit 1; }
 
 # The working tree as git sees it (tracked and untracked files that are not ignored) in
-# place of the previous copy; build-torch2 and the extension it links into python/loom stay.
-mkdir -p "$root/root/loom"
-find "$root/root/loom" -mindepth 1 -maxdepth 1 ! -name build-torch2 ! -name python -exec rm -rf {} +
-find "$root/root/loom/python" -type f ! -name "_loom*.so" -delete 2>/dev/null || true
-(cd "$repo" && git ls-files -co --exclude-standard -z | tar --null -T - -cf -) \
-  | tar -C "$root/root/loom" -xf -
+# place of the previous copy, file by file: a file that differs is copied with a new
+# modification time (tar would keep the old one, older than build-torch2's objects, and the
+# build would miss the change), files gone from the tree go; build-torch2 and the extension
+# it links into python/loom stay.
+dst=$root/root/loom
+mkdir -p "$dst"
+(cd "$repo" && git ls-files -co --exclude-standard) | sort >"$root/files.txt"
+(cd "$dst" && find . -path ./build-torch2 -prune -o -type f ! -name "_loom*.so" -print \
+  | sed 's|^\./||' | sort) | comm -13 "$root/files.txt" - | while IFS= read -r f; do
+  rm -f "$dst/$f"
+done
+while IFS= read -r f; do
+  if ! cmp -s "$repo/$f" "$dst/$f"; then
+    mkdir -p "$dst/$(dirname "$f")"
+    cp "$repo/$f" "$dst/$f"
+  fi
+done <"$root/files.txt"
 rm -rf "$root/root/out" "$out"
 status=0
 chroot "$root" /usr/bin/env SUITE_MAXFAIL="${SUITE_MAXFAIL:-1000}" /bin/bash -c \
