@@ -421,11 +421,14 @@ LOOM_VAR(std, true)
 // --- logsumexp ---
 
 // max-shifted: log(sum(exp(x - m))) + m, with infinite maxima shifted by 0 (as eager).
+// Complex input, which torch 2.x takes (1.13's meta kernel refuses it), is shifted by the
+// maximum of its real part, as 2.x's CPU does.
 NodeRef logsumexp_value(const Tensor& self, const Axes& axes, DType result) {
   DType acc = acc_dtype(result);
   NodeRef x = cast(read_tensor(self), acc);
-  NodeRef m = reduce_value(ReduceKind::Max, x, axes, acc);
-  m = where(unary(Op::IsInf, m), scalar_like(0, m), m);
+  NodeRef re = is_complex(acc) ? unary(Op::Real, x) : x;
+  NodeRef m = reduce_value(ReduceKind::Max, re, axes, re->dtype);
+  m = cast(where(unary(Op::IsInf, m), scalar_like(0, m), m), acc);
   NodeRef e = unary(Op::Exp, binary(Op::Sub, x, expand(m, x->shape)));
   return binary(Op::Add, unary(Op::Log, reduce_value(ReduceKind::Sum, e, axes, acc)), m);
 }
