@@ -155,6 +155,7 @@ Tensor& plain_unary_into(Op op, Tensor& self, c10::ScalarType t) {
     Tensor m = to_meta(self);                                                 \
     Tensor r = at::name(m);                                                   \
     m.name##_();                                                              \
+    check_result_fits(r, self);                                               \
     return unary_into(Op::OP, self, self, r);                                 \
   }                                                                           \
   Tensor& name##_out(const Tensor& self, Tensor& out) {                       \
@@ -317,6 +318,7 @@ void check_inplace_overlap(const Tensor& self, const Tensor& other) {
     Tensor ma = to_meta(a), mb = to_meta(b);                                               \
     Tensor r = at::name(ma, mb);                                                           \
     ma.name##_(mb);                                                                        \
+    check_result_fits(r, a);                                                               \
     return into(a, [&] { return r; }, value);                                              \
   }                                                                                        \
   Tensor name##_fn_s(const Tensor& a, const c10::Scalar& b) { return name##_fn(a, wrap(b)); } \
@@ -360,6 +362,7 @@ c10::ScalarType add_dtype(Op op, const Tensor& a, const Tensor& b, const c10::Sc
     Tensor ma = to_meta(a), mb = to_meta(b);                                                   \
     Tensor r = at::name(ma, mb, alpha);                                                        \
     ma.name##_(mb, alpha);                                                                     \
+    check_result_fits(r, a);                                                                   \
     return into(a, [&] { return r; }, value);                                                  \
   }                                                                                            \
   Tensor& name##_out(const Tensor& a, const Tensor& b, const c10::Scalar& alpha, Tensor& out) { \
@@ -399,6 +402,7 @@ Tensor& div_mode_ip(Tensor& a, const Tensor& b, c10::optional<c10::string_view> 
   Tensor ma = to_meta(a), mb = to_meta(b);
   Tensor r = at::div(ma, mb, mode);
   ma.div_(mb, mode);
+  check_result_fits(r, a);
   return into(a, [&] { return r; },
               [&](const Shape& s, DType t) { return binary_value(div_mode_op(mode), a, b, s, t); });
 }
@@ -453,6 +457,7 @@ Tensor& pow_s_ip(Tensor& a, const c10::Scalar& e) {
   Tensor ma = to_meta(a);
   Tensor r = at::pow(ma, e);
   ma.pow_(e);
+  check_result_fits(r, a);
   return into(a, [&] { return r; },
               [&](const Shape& s, DType t) { return pow_scalar_value(a, e, s, t); });
 }
