@@ -154,8 +154,8 @@ Tensor& plain_unary_into(Op op, Tensor& self, c10::ScalarType t) {
     if (auto t = plain_unary_dtype(Op::OP, self)) return plain_unary_into(Op::OP, self, *t); \
     Tensor m = to_meta(self);                                                 \
     Tensor r = at::name(m);                                                   \
-    m.name##_();                                                              \
     check_result_fits(r, self);                                               \
+    m.name##_();                                                              \
     return unary_into(Op::OP, self, self, r);                                 \
   }                                                                           \
   Tensor& name##_out(const Tensor& self, Tensor& out) {                       \
