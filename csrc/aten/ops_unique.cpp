@@ -1,8 +1,7 @@
 // unique and unique_consecutive (whole tensor or along a dim): their result sizes depend on
 // the values, so the input is realized here (as for nonzero) and the distinct values,
-// inverse indices and counts are found on the host, in the CPU's order: without sorting,
-// distinct values come in the iteration order of a hash set filled in input order (the
-// CPU's); with sorting, in ascending order; along a dim, slices in lexicographic order.
+// inverse indices and counts are found on the host, in the CPU's order (NOTE [Unique of
+// the running torch]).
 #include <ATen/Dispatch.h>
 #include <torch/library.h>
 
@@ -54,10 +53,52 @@ Tensor to_loom_tensor(const Tensor& host, c10::IntArrayRef sizes) {
 
 Tensor long_host(c10::IntArrayRef sizes) { return at::empty(sizes, at::kLong); }
 
-void check_unique_dtype(const char* name, c10::ScalarType st) {
-  TORCH_CHECK(st == at::kBool || st == at::kBFloat16 ||
-                  (at::isIntegralType(st, false) || st == at::kFloat || st == at::kDouble),
-              "\"", name, "\" not implemented for '", c10::toString(st), "'");
+// A Loom tensor of a host result's values, sizes and strides (results of the CPU's kernels
+// are dense, some of them permuted: unique along a dim).
+Tensor to_loom_layout(const Tensor& host) {
+  if (!host.is_non_overlapping_and_dense()) return to_loom_tensor(host, host.sizes());
+  Tensor out = empty_loom(host.sizes(), host.strides(), host.scalar_type());
+  if (host.numel() > 0) {
+    // Dense: the elements fill [lowest address, + numel) whatever the order of the strides.
+    int64_t low = 0;
+    for (int64_t d = 0; d < host.dim(); ++d)
+      if (host.stride(d) < 0) low += (host.size(d) - 1) * host.stride(d);
+    const char* base = static_cast<const char*>(host.data_ptr()) + low * host.element_size();
+    EngineLock g(engine_mutex());
+    write_host(buffer_of(out), base, size_t(host.numel() * host.element_size()));
+  }
+  return out;
+}
+
+std::tuple<Tensor, Tensor, Tensor> to_loom_results(const std::tuple<Tensor, Tensor, Tensor>& r) {
+  return {to_loom_layout(std::get<0>(r)), to_loom_layout(std::get<1>(r)),
+          to_loom_layout(std::get<2>(r))};
+}
+
+// NOTE [Unique of the running torch]: unique's order and layout changed between releases.
+// torch 1.13's CPU gives `sorted=False` results in the iteration order of a hash set filled
+// in input order, sorts that set's values for `sorted=True` (std::sort, NaNs where they
+// fall), and lays a result along a dim out as the transpose of its slices; 2.x sorts
+// always (each NaN its own value, last) and moves the dim instead. Loom asks the running
+// torch once, on a few CPU values, whether its unique sorts unasked; where it does, whole-
+// tensor unique of floating values and everything along a dim runs the CPU's own kernel
+// on the realized values (which also decides which dtypes it takes), while integers and
+// bools keep Loom's sorted path (NOTE [Sorted unique]), whose results are the same for
+// them. Along a dim the CPU's kernel runs in every release.
+bool cpu_unique_always_sorts() {
+  static const bool sorts = [] {
+    Tensor v = std::get<0>(at::_unique2(at::tensor({5, 3, 9, 1, 7, 3}, at::kLong), false));
+    return v.numel() == 5 && at::equal(v, std::get<0>(at::sort(v)));
+  }();
+  return sorts;
+}
+
+// Whether Loom's own whole-tensor unique gives the running torch's results for `st`.
+bool own_unique(c10::ScalarType st, bool consecutive) {
+  const bool taken = st == at::kBool || st == at::kBFloat16 || at::isIntegralType(st, false) ||
+                     st == at::kFloat || st == at::kDouble;
+  if (!taken) return false;  // the CPU's kernel takes it or raises its own error
+  return consecutive || !cpu_unique_always_sorts() || !at::isFloatingType(st);
 }
 
 // The host results of unique: the values (of `in`'s dtype), the inverse as given, and the
@@ -243,76 +284,22 @@ std::tuple<Tensor, Tensor, Tensor> consecutive_values(const Tensor& in, bool inv
   return unique_result(runs, in, inv, counts ? &lengths : nullptr);
 }
 
-// Distinct slices along dim 0 of a contiguous (rows, width) host tensor, sorted
-// lexicographically unless `consecutive`: (kept row per distinct slice, inverse, counts).
-template <typename T>
-std::tuple<std::vector<int64_t>, Tensor, Tensor> unique_rows(const Tensor& rows, bool consecutive) {
-  const int64_t r = rows.size(0), w = rows.size(1);
-  const T* p = rows.data_ptr<T>();
-  std::vector<int64_t> order(static_cast<size_t>(r), 0);
-  std::iota(order.begin(), order.end(), 0);
-  if (!consecutive)
-    std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-      for (int64_t i = 0; i < w; ++i) {
-        T x = p[a * w + i], y = p[b * w + i];
-        if (x < y) return true;
-        if (y < x) return false;
-      }
-      return false;
-    });
-  auto equal = [&](int64_t a, int64_t b) {
-    for (int64_t i = 0; i < w; ++i)
-      if (!(p[a * w + i] == p[b * w + i])) return false;
-    return true;
-  };
-  std::vector<int64_t> kept;
-  Tensor inv = long_host({r}), cnt = at::zeros({r}, at::kLong);
-  int64_t* ip = inv.data_ptr<int64_t>();
-  int64_t* cp = cnt.data_ptr<int64_t>();
-  for (int64_t k = 0; k < r; ++k) {
-    if (k == 0 || !equal(order[size_t(k)], kept.back())) kept.push_back(order[size_t(k)]);
-    ip[order[size_t(k)]] = int64_t(kept.size()) - 1;
-    cp[kept.size() - 1] += 1;
-  }
-  return {kept, inv, cnt.narrow(0, 0, int64_t(kept.size()))};
-}
-
+// Along a dim (NOTE [Unique of the running torch]): the CPU's kernel on the realized values.
 std::tuple<Tensor, Tensor, Tensor> unique_along(const Tensor& self, int64_t dim, bool consecutive,
                                                 bool inverse, bool counts) {
-  check_operands("unique_dim", {self});
-  check_unique_dtype("unique_dim", self.scalar_type());
-  dim = c10::maybe_wrap_dim(dim, self.dim());
-  std::vector<int64_t> sizes = self.sizes().vec();
-  const auto zero_dims = std::count(sizes.begin(), sizes.end(), 0);
-  if (self.size(dim) == 0) {
-    TORCH_CHECK(zero_dims == 1,
-                "Number of zero sized dimensions is more than one, so unique cannot be applied ");
-    return {empty_loom(sizes, self.scalar_type()), empty_loom({0}, at::kLong),
-            empty_loom({0}, at::kLong)};
-  }
-  TORCH_CHECK(
-      zero_dims == 0,
-      "There are 0 sized dimensions, and they aren't selected, so unique cannot be applied");
-  // Slices along dim as rows: (size(dim), rest), in the order of the other dims.
-  Tensor moved = host_copy(self).transpose(0, dim).contiguous();
-  std::vector<int64_t> moved_sizes = moved.sizes().vec();
-  Tensor rows = moved.view({moved.size(0), -1});
-  std::vector<int64_t> kept;
-  Tensor inv, cnt;
-  AT_DISPATCH_ALL_TYPES_AND2(at::kBFloat16, at::kBool, self.scalar_type(), "unique_dim", [&] {
-    std::tie(kept, inv, cnt) = unique_rows<scalar_t>(rows, consecutive);
-  });
-  Tensor picked = rows.index_select(0, at::tensor(kept, at::kLong));
-  moved_sizes[0] = int64_t(kept.size());
-  Tensor out = to_loom_tensor(picked, moved_sizes).transpose(0, dim);
-  return {out, to_loom_tensor(inv, inv.sizes()), to_loom_tensor(cnt, cnt.sizes())};
+  check_operands(consecutive ? "unique_dim_consecutive" : "unique_dim", {self});
+  Tensor in = host_copy(self);
+  return to_loom_results(consecutive ? at::unique_dim_consecutive(in, dim, inverse, counts)
+                                     : at::unique_dim(in, dim, true, inverse, counts));
 }
 
 std::tuple<Tensor, Tensor, Tensor> unique2(const Tensor& self, bool sorted, bool inverse,
                                            bool counts) {
   check_operands("unique", {self});
-  check_unique_dtype("unique", self.scalar_type());
   Tensor in = host_copy(self);
+  if (!own_unique(self.scalar_type(), false))
+    return to_loom_results(at::_unique2(in, sorted, inverse, counts));
+  sorted = sorted || cpu_unique_always_sorts();
   Tensor v, i, c;
   AT_DISPATCH_ALL_TYPES_AND2(at::kBFloat16, at::kBool, self.scalar_type(), "unique", [&] {
     std::tie(v, i, c) = unique_values<scalar_t>(in, sorted, inverse, counts);
@@ -330,8 +317,9 @@ std::tuple<Tensor, Tensor, Tensor> unique_consecutive(const Tensor& self, bool i
   if (dim.has_value() && !(*dim == 0 && self.dim() == 1))
     return unique_along(self, *dim, true, inverse, counts);
   check_operands("unique_consecutive", {self});
-  check_unique_dtype("unique", self.scalar_type());
   Tensor in = host_copy(self);
+  if (!own_unique(self.scalar_type(), true))
+    return to_loom_results(at::unique_consecutive(in, inverse, counts, dim));
   Tensor v, i, c;
   AT_DISPATCH_ALL_TYPES_AND2(at::kBFloat16, at::kBool, self.scalar_type(), "unique", [&] {
     std::tie(v, i, c) = consecutive_values<scalar_t>(in, inverse, counts);
