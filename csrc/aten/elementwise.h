@@ -33,17 +33,6 @@ at::Tensor functional(MetaFn meta_fn, ValueFn value) {
   return out;
 }
 
-// In place, the result's dtype must cast safely to self's, as TensorIterator checks
-// ("result type Float can't be cast to the desired output type Long"); torch 2.6's meta
-// kernels do not always check it (in place on a transposed self), so the in-place forms
-// check it after their meta call (binary ops, whose shape errors come first) or before it
-// (unary ops: 2.6's meta of those is Python code with its own message).
-inline void check_result_fits(const at::Tensor& result, const at::Tensor& self) {
-  TORCH_CHECK(c10::canCast(result.scalar_type(), self.scalar_type()), "result type ",
-              result.scalar_type(), " can't be cast to the desired output type ",
-              self.scalar_type());
-}
-
 // The same into self or into out (already checked and sized by the caller's meta call).
 template <class MetaFn, class ValueFn>
 at::Tensor& into(at::Tensor& out, MetaFn meta_fn, ValueFn value) {

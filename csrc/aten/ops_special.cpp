@@ -21,6 +21,10 @@ using namespace expr;
 // log(exp(a) + exp(b)) and log2(2^a + 2^b): the larger plus the log of one plus the other's
 // share; equal infinities give themselves.
 NodeRef log_add_exp(const NodeRef& a, const NodeRef& b, bool base2) {
+  // torch 2.x's CPU takes complex operands; their formula (a shift by the larger real part,
+  // with its own infinities) is not Loom's yet.
+  TORCH_CHECK_NOT_IMPLEMENTED(!is_complex(a->dtype), base2 ? "logaddexp2" : "logaddexp",
+                              " of complex tensors has no Loom kernel");
   NodeRef share = -abs(a - b);
   NodeRef r = max(a, b) + (base2 ? unary(Op::Log2, 1.0 + unary(Op::Exp2, share))
                                  : log(1.0 + exp(share)));
@@ -44,32 +48,27 @@ NodeRef fmax_fmin(const NodeRef& a, const NodeRef& b, bool larger) {
 }
 
 const auto kLogaddexp = binary_op(
-    "logaddexp", "logaddexp_cpu", kFloat,
-    [](const Tensor& a, const Tensor& b) { return at::logaddexp(a, b); },
+    "logaddexp", [](const Tensor& a, const Tensor& b) { return at::logaddexp(a, b); },
     [](const Tensor& a, const Tensor& b, Tensor& o) { at::logaddexp_outf(a, b, o); },
     [](const V& v) { return log_add_exp(v[0], v[1], false); });
 const auto kLogaddexp2 = binary_op(
-    "logaddexp2", "logaddexp2_cpu", kFloat,
-    [](const Tensor& a, const Tensor& b) { return at::logaddexp2(a, b); },
+    "logaddexp2", [](const Tensor& a, const Tensor& b) { return at::logaddexp2(a, b); },
     [](const Tensor& a, const Tensor& b, Tensor& o) { at::logaddexp2_outf(a, b, o); },
     [](const V& v) { return log_add_exp(v[0], v[1], true); });
 const auto kHypot = binary_op(
-    "hypot", "hypot_cpu", kFloat, [](const Tensor& a, const Tensor& b) { return at::hypot(a, b); },
+    "hypot", [](const Tensor& a, const Tensor& b) { return at::hypot(a, b); },
     [](const Tensor& a, const Tensor& b, Tensor& o) { at::hypot_outf(a, b, o); },
     [](const V& v) { return hypot(v[0], v[1]); });
 const auto kHeaviside = binary_op(
-    "heaviside", "heaviside_cpu", kFloat | kHalf | kIntegral | kBool,
-    [](const Tensor& a, const Tensor& b) { return at::heaviside(a, b); },
+    "heaviside", [](const Tensor& a, const Tensor& b) { return at::heaviside(a, b); },
     [](const Tensor& a, const Tensor& b, Tensor& o) { at::heaviside_outf(a, b, o); },
     [](const V& v) { return select(eq(v[0], 0.0), v[1], select(gt(v[0], 0.0), 1.0, lit(0.0, v[1]))); });
 const auto kFmax = binary_op(
-    "fmax", "fmax_cpu", kFloat | kHalf | kIntegral | kBool,
-    [](const Tensor& a, const Tensor& b) { return at::fmax(a, b); },
+    "fmax", [](const Tensor& a, const Tensor& b) { return at::fmax(a, b); },
     [](const Tensor& a, const Tensor& b, Tensor& o) { at::fmax_outf(a, b, o); },
     [](const V& v) { return fmax_fmin(v[0], v[1], true); });
 const auto kFmin = binary_op(
-    "fmin", "fmin_cpu", kFloat | kHalf | kIntegral | kBool,
-    [](const Tensor& a, const Tensor& b) { return at::fmin(a, b); },
+    "fmin", [](const Tensor& a, const Tensor& b) { return at::fmin(a, b); },
     [](const Tensor& a, const Tensor& b, Tensor& o) { at::fmin_outf(a, b, o); },
     [](const V& v) { return fmax_fmin(v[0], v[1], false); });
 
@@ -93,29 +92,28 @@ NodeRef sinc(const NodeRef& x) {
   return select(eq(x, 0.0), lit(1.0, x), unary(Op::Sin, p) / p);
 }
 
-Tensor sinc_fn(const Tensor& self) {
-  check_operands("sinc", {self});
-  Tensor m = at::sinc(to_meta(self));
-  check_kernel_dtype("sinc_cpu", m.scalar_type(), kFloat | kComplex);
-  return pointwise_result(m, {self}, [](const V& v) { return sinc(v[0]); });
-}
-Tensor& sinc_into(const Tensor& self, Tensor& out) {
-  check_operands("sinc", {self, out});
-  Tensor ms = to_meta(self), mo = to_meta_out(out, self, ms);
-  at::sinc_outf(ms, mo);
-  check_kernel_dtype("sinc_cpu", mo.scalar_type(), kFloat | kComplex);
-  match_out(out, mo);
-  return pointwise_into(out, {self}, [](const V& v) { return sinc(v[0]); });
-}
+const auto kSinc = unary_op(
+    "sinc", [](const Tensor& a) { return at::sinc(a); },
+    [](const Tensor& a, Tensor& o) { at::sinc_outf(a, o); }, [](const V& v) { return sinc(v[0]); });
+Tensor sinc_fn(const Tensor& self) { return kSinc.functional(self); }
+Tensor& sinc_into(const Tensor& self, Tensor& out) { return kSinc.out(self, out); }
 Tensor& sinc_ip(Tensor& self) { return sinc_into(self, self); }
 
 // --- logit: log(z / (1 - z)), z clamped to [eps, 1 - eps] when eps is given ---
 
-// The dtype logit computes in (integers promote to the default float), checked before the
-// meta call, whose decomposition would raise another error for complex inputs.
-void check_logit_dtype(const char* kernel, const Tensor& self) {
+// The running torch's verdict on logit's dtype (NOTE [Dtypes of the running torch]),
+// before the meta call, whose decomposition would raise another error for complex inputs.
+void check_logit_dtype(const Tensor& self) {
+  static const CpuVerdicts verdicts;
   const c10::ScalarType t = self.scalar_type();
-  check_kernel_dtype(kernel, at::isIntegralType(t, true) ? c10::typeMetaToScalarType(at::get_default_dtype()) : t, kFloat);
+  verdicts.check(t, [&] { at::logit(probe_operand(t)); });
+}
+void check_logit_backward_dtype(const Tensor& dy, const Tensor& self) {
+  static const CpuVerdicts verdicts;
+  const c10::ScalarType t = at::promote_types(dy.scalar_type(), self.scalar_type());
+  verdicts.check(t, [&] {
+    at::logit_backward(probe_operand(dy.scalar_type()), probe_operand(self.scalar_type()));
+  });
 }
 
 // eps and 1 - eps as the CPU's kernel holds them, in the tensor's dtype `t`, at x's.
@@ -136,7 +134,7 @@ NodeRef logit(const NodeRef& x, c10::optional<double> eps, DType t) {
 
 Tensor logit_fn(const Tensor& self, c10::optional<double> eps) {
   check_operands("logit", {self});
-  check_logit_dtype("logit_cpu", self);
+  check_logit_dtype(self);
   // logit is a float unary TensorIterator on the CPU, as sigmoid is: sigmoid's meta
   // function lays out its result (PyTorch's meta logit is Python).
   Tensor m = at::sigmoid(to_meta(self));
@@ -145,8 +143,10 @@ Tensor logit_fn(const Tensor& self, c10::optional<double> eps) {
 }
 Tensor& logit_into(const Tensor& self, c10::optional<double> eps, Tensor& out) {
   check_operands("logit", {self, out});
-  check_logit_dtype("logit_cpu", self);
-  Tensor ms = to_meta(self), mo = to_meta_out(out, self, ms);
+  check_logit_dtype(self);
+  Tensor ms = to_meta(self);
+  check_result_fits(at::sigmoid(ms), out);
+  Tensor mo = to_meta_out(out, self, ms);
   at::sigmoid_outf(ms, mo);  // logit.out's checks and resizing (its meta is Python)
   match_out(out, mo);
   const DType t = to_loom(mo.scalar_type());
@@ -165,7 +165,7 @@ NodeRef logit_grad(const NodeRef& dy, const NodeRef& x, c10::optional<double> ep
 Tensor& logit_backward_into(const Tensor& dy, const Tensor& self, c10::optional<double> eps,
                            Tensor& out) {
   check_operands("logit_backward", {dy, self, out});
-  check_logit_dtype("logit_backward_cpu", self);
+  check_logit_backward_dtype(dy, self);
   Tensor md = to_meta(dy), ms = to_meta(self), mo = to_meta_out(out, dy, md, self, ms);
   at::logit_backward_outf(md, ms, eps, mo);
   match_out(out, mo);
@@ -174,7 +174,7 @@ Tensor& logit_backward_into(const Tensor& dy, const Tensor& self, c10::optional<
 }
 Tensor logit_backward_fn(const Tensor& dy, const Tensor& self, c10::optional<double> eps) {
   check_operands("logit_backward", {dy, self});
-  check_logit_dtype("logit_backward_cpu", self);
+  check_logit_backward_dtype(dy, self);
   Tensor m = at::logit_backward(to_meta(dy), to_meta(self), eps);
   const DType t = to_loom(m.scalar_type());
   return pointwise_result(m, {dy, self}, [&](const V& v) { return logit_grad(v[0], v[1], eps, t); });
@@ -190,19 +190,27 @@ NodeRef round_decimals(const NodeRef& x, int64_t decimals, DType t) {
   return neg ? unary(Op::Round, x / ten) * ten : unary(Op::Round, x * ten) / ten;
 }
 
+void check_round_dtype(const Tensor& self, int64_t decimals) {
+  static const CpuVerdicts verdicts;
+  const c10::ScalarType t = self.scalar_type();
+  verdicts.check(t, [&] { at::round(probe_operand(t), decimals); });
+}
+
 Tensor& round_decimals_into(const Tensor& self, int64_t decimals, Tensor& out) {
   check_operands("round", {self, out});
-  Tensor ms = to_meta(self), mo = to_meta_out(out, self, ms);
+  check_round_dtype(self, decimals);
+  Tensor ms = to_meta(self);
+  check_result_fits(at::round(ms, decimals), out);
+  Tensor mo = to_meta_out(out, self, ms);
   at::round_outf(ms, decimals, mo);
-  check_kernel_dtype("round_cpu", mo.scalar_type(), kFloat);
   match_out(out, mo);
   const DType t = to_loom(mo.scalar_type());
   return pointwise_into(out, {self}, [&](const V& v) { return round_decimals(v[0], decimals, t); });
 }
 Tensor round_decimals_fn(const Tensor& self, int64_t decimals) {
   check_operands("round", {self});
+  check_round_dtype(self, decimals);
   Tensor m = at::round(to_meta(self), decimals);
-  check_kernel_dtype("round_cpu", m.scalar_type(), kFloat);
   const DType t = to_loom(m.scalar_type());
   return pointwise_result(m, {self}, [&](const V& v) { return round_decimals(v[0], decimals, t); });
 }
@@ -213,8 +221,11 @@ Tensor& round_decimals_ip(Tensor& self, int64_t decimals) {
 // --- polygamma(n, x): digamma for n = 0, trigamma for n = 1, else (-1)^(n+1) n!
 // zeta(n + 1, x), n! as exp(lgamma(n + 1)) in the tensor's dtype, as the CPU computes it ---
 
-const char* polygamma_kernel(int64_t n) {
-  return n == 0 ? "digamma" : n == 1 ? "trigamma" : "polygamma";
+// The running torch's verdict on the dtype (probed with n, whose kernel names the error).
+void check_polygamma_dtype(int64_t n, const Tensor& self) {
+  static const CpuVerdicts verdicts;
+  const c10::ScalarType t = self.scalar_type();
+  verdicts.check(t, [&] { at::polygamma(n, probe_operand(t)); });
 }
 
 NodeRef polygamma(int64_t n, const NodeRef& x, DType t) {
@@ -230,17 +241,19 @@ NodeRef polygamma(int64_t n, const NodeRef& x, DType t) {
 
 Tensor& polygamma_into(int64_t n, const Tensor& self, Tensor& out) {
   check_operands("polygamma", {self, out});
-  Tensor ms = to_meta(self), mo = to_meta_out(out, self, ms);
+  check_polygamma_dtype(n, self);
+  Tensor ms = to_meta(self);
+  check_result_fits(at::polygamma(n, ms), out);
+  Tensor mo = to_meta_out(out, self, ms);
   at::polygamma_outf(n, ms, mo);
-  check_kernel_dtype(polygamma_kernel(n), mo.scalar_type(), kFloat);
   match_out(out, mo);
   const DType t = to_loom(mo.scalar_type());
   return pointwise_into(out, {self}, [&](const V& v) { return polygamma(n, v[0], t); });
 }
 Tensor polygamma_fn(int64_t n, const Tensor& self) {
   check_operands("polygamma", {self});
+  check_polygamma_dtype(n, self);
   Tensor m = at::polygamma(n, to_meta(self));
-  check_kernel_dtype(polygamma_kernel(n), m.scalar_type(), kFloat);
   const DType t = to_loom(m.scalar_type());
   return pointwise_result(m, {self}, [&](const V& v) { return polygamma(n, v[0], t); });
 }

@@ -5,6 +5,9 @@
 
 #include <ATen/ATen.h>
 
+#include <array>
+#include <atomic>
+
 #include "aten/op_util.h"
 
 namespace loom::aten {
@@ -50,7 +53,9 @@ at::Tensor& pointwise_into(at::Tensor& dst, const std::vector<at::Tensor>& input
   return dst;
 }
 
-// Which dtypes the CPU's kernel for an op has code for (check_kernel_dtype).
+// Which dtypes the CPU's kernel for an op has code for (check_kernel_dtype); NOTE [Dtypes
+// of the running torch] is the way for pointwise ops, these tables (torch 1.13's, unchanged
+// in 2.6) remain for the others (glu, prelu, cummax, median, histogram, segment_reduce).
 enum Kinds : unsigned {
   kFloat = 1, kHalf = 2, kIntegral = 4, kBool = 8, kComplex = 16,
   kNoBFloat16 = 32  // with kFloat: float and double only
@@ -69,75 +74,144 @@ inline void check_kernel_dtype(const char* kernel, c10::ScalarType t, unsigned k
   TORCH_CHECK(ok, "\"", kernel, "\" not implemented for '", c10::toString(t), "'");
 }
 
-// An out= form's store, once the meta call has checked and sized `mo`: the CPU's dtype
-// error for its kernel, out resized as the meta result, then the value stored.
+// NOTE [Dtypes of the running torch]: which dtypes an op's CPU kernel has code for, and
+// what it raises for the others, change between releases (torch 2.x added float16 to acosh,
+// erfinv, the Bessel functions, ...; 1.13 refuses them), and so do the errors for an op's
+// scalar arguments (softshrink's lambda). Loom takes both from the running torch: the first
+// call of an op with a combination of operand dtypes runs its CPU form on one-element
+// tensors of those dtypes (0-dim and wrapped numbers kept, so that they promote alike) and
+// the call's other arguments; what that raises is raised (the CPU's type and message), and
+// a combination that passed is remembered per op (an atomic flag: later calls cost a
+// load). The probe comes after the shape checks (broadcasting errors come first on the
+// CPU, and a probe has no shapes to disagree) and before the meta call, whose checks in
+// 2.x are often Python decompositions with other messages.
+class CpuVerdicts {
+ public:
+  // Runs probe() (which raises the CPU's error for operands of dtypes a and b, if any)
+  // unless a probe with them passed before.
+  template <class Probe>
+  void check(c10::ScalarType a, c10::ScalarType b, Probe&& probe) const {
+    std::atomic<bool>& ok = ok_[static_cast<size_t>(a) * kTypes + static_cast<size_t>(b)];
+    if (ok.load(std::memory_order_acquire)) return;
+    probe();
+    ok.store(true, std::memory_order_release);
+  }
+  template <class Probe>
+  void check(c10::ScalarType a, Probe&& probe) const {
+    check(a, c10::ScalarType::Undefined, std::forward<Probe>(probe));
+  }
+
+ private:
+  static constexpr size_t kTypes = static_cast<size_t>(c10::ScalarType::NumOptions) + 1;
+  mutable std::array<std::atomic<bool>, kTypes * kTypes> ok_{};
+};
+
+// A one-element CPU tensor of dtype t, an operand for a probe.
+inline at::Tensor probe_operand(c10::ScalarType t) {
+  return at::zeros({1}, at::TensorOptions().dtype(t));
+}
+
+// A probe operand standing for t: its dtype, 0-dim if t is, a wrapped number if t is one.
+inline at::Tensor probe_like(const at::Tensor& t) {
+  at::Tensor p = t.dim() == 0 ? at::zeros({}, at::TensorOptions().dtype(t.scalar_type()))
+                              : probe_operand(t.scalar_type());
+  if (t.unsafeGetTensorImpl()->is_wrapped_number())
+    p.unsafeGetTensorImpl()->set_wrapped_number(true);
+  return p;
+}
+
+// A meta tensor of `m`'s dtype laid out as `layout`: the result of a pointwise op as the
+// CPU's TensorIterator lays it out, `layout` being a structured C++ op's meta result for the
+// same operands (2.x's Python meta functions make some results contiguous).
+inline at::Tensor laid_out_as(const at::Tensor& layout, const at::Tensor& m) {
+  return at::empty_strided(layout.sizes(), layout.strides(), m.options());
+}
+
+// In place, self cannot be resized: TensorIterator's error, before its dtype checks.
+inline void check_in_place_shape(const at::Tensor& o, const at::Tensor& self, const at::Tensor& m) {
+  TORCH_CHECK(!self.is_same(o) || o.sizes() == m.sizes(), "output with shape ", o.sizes(),
+              " doesn't match the broadcast shape ", m.sizes());
+}
+
+// The out= and in-place forms' store, once the meta calls have checked the arguments: an
+// out of other sizes takes the layout of `m`, the functional result (TensorIterator lays out
+// an output it resizes as a new result).
 template <class Value>
-at::Tensor& checked_into(const char* kernel, unsigned kinds, at::Tensor& o, const at::Tensor& mo,
-                         const std::vector<at::Tensor>& inputs, Value value) {
-  check_kernel_dtype(kernel, mo.scalar_type(), kinds);
-  match_out(o, mo);
+at::Tensor& sized_into(at::Tensor& o, const at::Tensor& m, const std::vector<at::Tensor>& inputs,
+                       Value value) {
+  match_out(o, m);
   return pointwise_into(o, inputs, value);
 }
 
-// Functional, in-place and out= forms of a binary pointwise op whose meta function is
-// `meta(a, b)` / `meta_out(a, b, out)`.
-template <class Meta, class MetaOut, class Value>
+// Functional, in-place and out= forms of a binary pointwise op whose functional form is
+// `fn(a, b)` / `fn_out(a, b, out)` (called on meta tensors for the result's dtype and on
+// CPU probes for the dtypes the op takes).
+template <class Fn, class FnOut, class Value>
 struct Binary {
   const char* name;
-  const char* kernel;
-  unsigned kinds;
-  Meta meta;
-  MetaOut meta_out;
+  Fn fn;
+  FnOut fn_out;
   Value value;
+  CpuVerdicts verdicts{};
 
+  // The result on meta tensors: shapes checked, the CPU's verdict on the dtypes, the meta
+  // call's checks, TensorIterator's layout (add's).
+  at::Tensor checked_meta(const at::Tensor& a, const at::Tensor& b, const at::Tensor& ma,
+                          const at::Tensor& mb) const {
+    at::Tensor layout = at::add(ma, mb);
+    verdicts.check(a.scalar_type(), b.scalar_type(), [&] { fn(probe_like(a), probe_like(b)); });
+    return laid_out_as(layout, fn(ma, mb));
+  }
   at::Tensor functional(const at::Tensor& a, const at::Tensor& b) const {
     check_operands(name, {a, b});
-    at::Tensor m = meta(to_meta(a), to_meta(b));
-    check_kernel_dtype(kernel, m.scalar_type(), kinds);
-    return pointwise_result(m, {a, b}, value);
+    return pointwise_result(checked_meta(a, b, to_meta(a), to_meta(b)), {a, b}, value);
   }
   at::Tensor& out(const at::Tensor& a, const at::Tensor& b, at::Tensor& o) const {
     check_operands(name, {a, b, o});
-    at::Tensor ma = to_meta(a), mb = to_meta(b), mo = to_meta_out(o, a, ma, b, mb);
-    meta_out(ma, mb, mo);
-    return checked_into(kernel, kinds, o, mo, {a, b}, value);
+    at::Tensor ma = to_meta(a), mb = to_meta(b), m = checked_meta(a, b, ma, mb);
+    check_in_place_shape(o, a, m);
+    check_result_fits(m, o);
+    at::Tensor mo = to_meta_out(o, a, ma, b, mb);
+    fn_out(ma, mb, mo);  // the out= form's own checks
+    return sized_into(o, m, {a, b}, value);
   }
 };
 
-template <class Meta, class MetaOut, class Value>
-Binary<Meta, MetaOut, Value> binary_op(const char* name, const char* kernel, unsigned kinds,
-                                       Meta meta, MetaOut meta_out, Value value) {
-  return {name, kernel, kinds, meta, meta_out, value};
+template <class Fn, class FnOut, class Value>
+Binary<Fn, FnOut, Value> binary_op(const char* name, Fn fn, FnOut fn_out, Value value) {
+  return {name, fn, fn_out, value};
 }
 
-// The same for a unary op: `meta(a)` / `meta_out(a, out)`.
-template <class Meta, class MetaOut, class Value>
+// The same for a unary op: `fn(a)` / `fn_out(a, out)`, laid out as sigmoid's result.
+template <class Fn, class FnOut, class Value>
 struct Unary {
   const char* name;
-  const char* kernel;
-  unsigned kinds;
-  Meta meta;
-  MetaOut meta_out;
+  Fn fn;
+  FnOut fn_out;
   Value value;
+  CpuVerdicts verdicts{};
 
+  at::Tensor checked_meta(const at::Tensor& a, const at::Tensor& ma) const {
+    verdicts.check(a.scalar_type(), [&] { fn(probe_like(a)); });
+    return laid_out_as(at::sigmoid(ma), fn(ma));
+  }
   at::Tensor functional(const at::Tensor& a) const {
     check_operands(name, {a});
-    at::Tensor m = meta(to_meta(a));
-    check_kernel_dtype(kernel, m.scalar_type(), kinds);
-    return pointwise_result(m, {a}, value);
+    return pointwise_result(checked_meta(a, to_meta(a)), {a}, value);
   }
   at::Tensor& out(const at::Tensor& a, at::Tensor& o) const {
     check_operands(name, {a, o});
-    at::Tensor ma = to_meta(a), mo = to_meta_out(o, a, ma);
-    meta_out(ma, mo);
-    return checked_into(kernel, kinds, o, mo, {a}, value);
+    at::Tensor ma = to_meta(a), m = checked_meta(a, ma);
+    check_result_fits(m, o);
+    at::Tensor mo = to_meta_out(o, a, ma);
+    fn_out(ma, mo);  // the out= form's own checks
+    return sized_into(o, m, {a}, value);
   }
 };
 
-template <class Meta, class MetaOut, class Value>
-Unary<Meta, MetaOut, Value> unary_op(const char* name, const char* kernel, unsigned kinds,
-                                     Meta meta, MetaOut meta_out, Value value) {
-  return {name, kernel, kinds, meta, meta_out, value};
+template <class Fn, class FnOut, class Value>
+Unary<Fn, FnOut, Value> unary_op(const char* name, Fn fn, FnOut fn_out, Value value) {
+  return {name, fn, fn_out, value};
 }
 
 namespace expr {
