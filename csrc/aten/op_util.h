@@ -3,6 +3,8 @@
 // as a graph and stored into the result.
 #pragma once
 
+#include <array>
+#include <atomic>
 #include <cstring>
 #include <functional>
 #include <optional>
@@ -202,5 +204,65 @@ inline void check_result_fits(const at::Tensor& result, const at::Tensor& self) 
               result.scalar_type(), " can't be cast to the desired output type ",
               self.scalar_type());
 }
+
+// NOTE [Dtypes of the running torch]: which dtypes an op's CPU kernel has code for, and
+// what it raises for the others, change between releases (torch 2.x added float16 to acosh,
+// erfinv, the Bessel functions, ...; 1.13 refuses them), and so do the errors for an op's
+// scalar arguments (softshrink's lambda). Loom takes both from the running torch: the first
+// call of an op with a combination of operand dtypes runs its CPU form on one-element
+// tensors of those dtypes (0-dim and wrapped numbers kept, so that they promote alike) and
+// the call's other arguments; what that raises is raised (the CPU's type and message), and
+// a combination that passed is remembered per op (an atomic flag: later calls cost a
+// load). The probe comes after the shape checks (broadcasting errors come first on the
+// CPU, and a probe has no shapes to disagree) and before the meta call, whose checks in
+// 2.x are often Python decompositions with other messages.
+class CpuVerdicts {
+ public:
+  // Runs probe() (which raises the CPU's error for operands of dtypes a and b, if any)
+  // unless a probe with them passed before.
+  template <class Probe>
+  void check(c10::ScalarType a, c10::ScalarType b, Probe&& probe) const {
+    std::atomic<bool>& ok = ok_[static_cast<size_t>(a) * kTypes + static_cast<size_t>(b)];
+    if (ok.load(std::memory_order_acquire)) return;
+    probe();
+    ok.store(true, std::memory_order_release);
+  }
+  template <class Probe>
+  void check(c10::ScalarType a, Probe&& probe) const {
+    check(a, c10::ScalarType::Undefined, std::forward<Probe>(probe));
+  }
+
+ private:
+  static constexpr size_t kTypes = static_cast<size_t>(c10::ScalarType::NumOptions) + 1;
+  mutable std::array<std::atomic<bool>, kTypes * kTypes> ok_{};
+};
+
+// A one-element CPU tensor of dtype t, an operand for a probe: a one (a zero would make an
+// integer division raise).
+inline at::Tensor probe_operand(c10::ScalarType t) {
+  return at::ones({1}, at::TensorOptions().dtype(t));
+}
+
+// A probe operand standing for t: its dtype, 0-dim if t is, a wrapped number if t is one.
+inline at::Tensor probe_like(const at::Tensor& t) {
+  at::Tensor p = t.dim() == 0 ? at::ones({}, at::TensorOptions().dtype(t.scalar_type()))
+                              : probe_operand(t.scalar_type());
+  if (t.unsafeGetTensorImpl()->is_wrapped_number())
+    p.unsafeGetTensorImpl()->set_wrapped_number(true);
+  return p;
+}
+
+// An empty CPU tensor of out's dtype, the out= of a probe (resized by the call).
+inline at::Tensor probe_out(const at::Tensor& out) {
+  return at::empty({0}, at::TensorOptions().dtype(out.scalar_type()));
+}
+
+// The same for an op's call site outside Binary/Unary (pointwise.h): `call` runs the op on
+// probes of its operands (statements); one table per call site.
+#define LOOM_CPU_VERDICT(a_type, b_type, call)                          \
+  do {                                                                  \
+    static const ::loom::aten::CpuVerdicts loom_verdicts_;              \
+    loom_verdicts_.check(a_type, b_type, [&] { call; });                \
+  } while (0)
 
 }  // namespace loom::aten

@@ -145,12 +145,33 @@ Tensor& plain_unary_into(Op op, Tensor& self, c10::ScalarType t) {
   return plain_into(self, t, value);
 }
 
+// NOTE [Dtypes of the running torch] for the elementwise ops, with one exception: where
+// the CPU has no float16 or bfloat16 kernel ("exp_vml_cpu" not implemented for 'Half' in
+// torch 1.13) Loom computes in float as CUDA's kernels do, and refuses by its own table
+// only what no PyTorch device computes (check_supported).
+template <class Probe>
+void probe_but_reduced_floats(Probe&& probe) {
+  try {
+    probe();
+  } catch (const c10::Error& e) {
+    const std::string m = e.what_without_backtrace();
+    if (m.find("\" not implemented for 'Half'") != std::string::npos ||
+        m.find("\" not implemented for 'BFloat16'") != std::string::npos)
+      return;
+    throw;
+  }
+}
+#define LOOM_ELEMENTWISE_VERDICT(a_type, b_type, call) \
+  LOOM_CPU_VERDICT(a_type, b_type, probe_but_reduced_floats([&] { call; }))
+
 #define LOOM_UNARY(name, OP)                                                  \
   Tensor name##_fn(const Tensor& self) {                                      \
+    LOOM_ELEMENTWISE_VERDICT(self.scalar_type(), c10::ScalarType::Undefined, at::name(probe_like(self))); \
     if (auto t = plain_unary_dtype(Op::OP, self)) return plain_unary(Op::OP, self, *t); \
     return unary_fn(Op::OP, self, at::name(to_meta(self)));                   \
   }                                                                           \
   Tensor& name##_ip(Tensor& self) {                                           \
+    LOOM_ELEMENTWISE_VERDICT(self.scalar_type(), c10::ScalarType::Undefined, probe_like(self).name##_()); \
     if (auto t = plain_unary_dtype(Op::OP, self)) return plain_unary_into(Op::OP, self, *t); \
     Tensor m = to_meta(self);                                                 \
     Tensor r = at::name(m);                                                   \
@@ -159,6 +180,9 @@ Tensor& plain_unary_into(Op op, Tensor& self, c10::ScalarType t) {
     return unary_into(Op::OP, self, self, r);                                 \
   }                                                                           \
   Tensor& name##_out(const Tensor& self, Tensor& out) {                       \
+    LOOM_ELEMENTWISE_VERDICT(self.scalar_type(), out.scalar_type(),                   \
+                     at::Tensor po = probe_out(out);                          \
+                     at::name##_outf(probe_like(self), po));                  \
     Tensor m = to_meta(self), mo = to_meta_out(out, self, m);                 \
     at::name##_outf(m, mo);                                                   \
     match_out(out, mo);                                                       \
@@ -288,10 +312,14 @@ NodeRef add_value(Op op, const Tensor& a, const Tensor& b, const c10::Scalar& al
     if (auto sizes = plain_sizes({&a, &b}))                                                \
       if (auto t = plain_dtype(Op::OP, promoted(a, b)))                                    \
         return plain_functional(*sizes, *t, value);                                        \
+    LOOM_ELEMENTWISE_VERDICT(a.scalar_type(), b.scalar_type(), at::name(probe_like(a), probe_like(b))); \
     return functional([&] { return iterator_layout(at::name(to_meta(a), to_meta(b)), a, b); }, \
                       value);                                                              \
   }                                                                                        \
   Tensor& name##_out(const Tensor& a, const Tensor& b, Tensor& out) {                      \
+    LOOM_ELEMENTWISE_VERDICT(at::result_type(a, b), out.scalar_type(),                             \
+                     at::Tensor po = probe_out(out);                                       \
+                     at::name##_outf(probe_like(a), probe_like(b), po));                   \
     Tensor ma = to_meta(a), mb = to_meta(b), mo = to_meta_out(out, a, ma, b, mb);                            \
     at::name##_outf(ma, mb, mo);                                                           \
     match_out(out, mo);                                                                    \
@@ -315,6 +343,7 @@ void check_inplace_overlap(const Tensor& self, const Tensor& other) {
     if (plain_into_self(a, b))                                                             \
       if (auto t = plain_dtype(Op::OP, promoted(a, b)))                                    \
         return plain_into(a, *t, value);                                                   \
+    LOOM_ELEMENTWISE_VERDICT(a.scalar_type(), b.scalar_type(), probe_like(a).name##_(probe_like(b))); \
     Tensor ma = to_meta(a), mb = to_meta(b);                                               \
     Tensor r = at::name(ma, mb);                                                           \
     ma.name##_(mb);                                                                        \
