@@ -1,6 +1,7 @@
 // Elementwise ops: unary, binary, ternary, their in-place and out= forms, fill.
 #include <ATen/Dispatch.h>
 #include <ATen/MemoryOverlap.h>
+#include <ATen/MetaFunctions.h>
 #include <ATen/native/BinaryOps.h>
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
@@ -145,6 +146,33 @@ Tensor& plain_unary_into(Op op, Tensor& self, c10::ScalarType t) {
   return plain_into(self, t, value);
 }
 
+// NOTE [C++ meta functions]: the meta calls of the elementwise ops run the structured
+// kernels' C++ meta functions directly (at::meta::add, ...), not through the dispatcher:
+// torch 2.x registers Python meta functions over them for the Meta key, which lay some
+// results out otherwise, word errors otherwise ("Attempting to broadcast a dimension ..."
+// where the CPU says "The size of tensor a (3) must match ...") and cost tens of us a call.
+// The few ops with no structured kernel (abs, the logical ops) go through the dispatcher.
+namespace meta_ns {
+using namespace at::meta;
+#define LOOM_DISPATCHED_META(name)                                                     \
+  inline Tensor name(const Tensor& a) { return at::name(a); }                         \
+  inline Tensor& name##_outf(const Tensor& a, Tensor& o) { return at::name##_outf(a, o); } \
+  inline Tensor& name##_(Tensor& a) { return a.name##_(); }
+LOOM_DISPATCHED_META(abs)
+LOOM_DISPATCHED_META(logical_not)
+#undef LOOM_DISPATCHED_META
+#define LOOM_DISPATCHED_META(name)                                                     \
+  inline Tensor name(const Tensor& a, const Tensor& b) { return at::name(a, b); }     \
+  inline Tensor& name##_outf(const Tensor& a, const Tensor& b, Tensor& o) {            \
+    return at::name##_outf(a, b, o);                                                   \
+  }                                                                                    \
+  inline Tensor& name##_(Tensor& a, const Tensor& b) { return a.name##_(b); }
+LOOM_DISPATCHED_META(logical_and)
+LOOM_DISPATCHED_META(logical_or)
+LOOM_DISPATCHED_META(logical_xor)
+#undef LOOM_DISPATCHED_META
+}  // namespace meta_ns
+
 // NOTE [Dtypes of the running torch] for the elementwise ops, with one exception: where
 // the CPU has no float16 or bfloat16 kernel ("exp_vml_cpu" not implemented for 'Half' in
 // torch 1.13) Loom computes in float as CUDA's kernels do, and refuses by its own table
@@ -168,15 +196,15 @@ void probe_but_reduced_floats(Probe&& probe) {
   Tensor name##_fn(const Tensor& self) {                                      \
     LOOM_ELEMENTWISE_VERDICT(self.scalar_type(), c10::ScalarType::Undefined, at::name(probe_like(self))); \
     if (auto t = plain_unary_dtype(Op::OP, self)) return plain_unary(Op::OP, self, *t); \
-    return unary_fn(Op::OP, self, at::name(to_meta(self)));                   \
+    return unary_fn(Op::OP, self, meta_ns::name(to_meta(self)));                   \
   }                                                                           \
   Tensor& name##_ip(Tensor& self) {                                           \
     LOOM_ELEMENTWISE_VERDICT(self.scalar_type(), c10::ScalarType::Undefined, probe_like(self).name##_()); \
     if (auto t = plain_unary_dtype(Op::OP, self)) return plain_unary_into(Op::OP, self, *t); \
     Tensor m = to_meta(self);                                                 \
-    Tensor r = at::name(m);                                                   \
+    Tensor r = meta_ns::name(m);                                                   \
     check_result_fits(r, self);                                               \
-    m.name##_();                                                              \
+    meta_ns::name##_(m);                                                          \
     return unary_into(Op::OP, self, self, r);                                 \
   }                                                                           \
   Tensor& name##_out(const Tensor& self, Tensor& out) {                       \
@@ -184,9 +212,9 @@ void probe_but_reduced_floats(Probe&& probe) {
                      at::Tensor po = probe_out(out);                          \
                      at::name##_outf(probe_like(self), po));                  \
     Tensor m = to_meta(self), mo = to_meta_out(out, self, m);                 \
-    at::name##_outf(m, mo);                                                   \
+    meta_ns::name##_outf(m, mo);                                                   \
     match_out(out, mo);                                                       \
-    return unary_into(Op::OP, self, out, at::name(m));                        \
+    return unary_into(Op::OP, self, out, meta_ns::name(m));                        \
   }
 
 #define LOOM_UNARY_OPS(X)                                                                \
@@ -313,7 +341,7 @@ NodeRef add_value(Op op, const Tensor& a, const Tensor& b, const c10::Scalar& al
       if (auto t = plain_dtype(Op::OP, promoted(a, b)))                                    \
         return plain_functional(*sizes, *t, value);                                        \
     LOOM_ELEMENTWISE_VERDICT(a.scalar_type(), b.scalar_type(), at::name(probe_like(a), probe_like(b))); \
-    return functional([&] { return iterator_layout(at::name(to_meta(a), to_meta(b)), a, b); }, \
+    return functional([&] { return iterator_layout(meta_ns::name(to_meta(a), to_meta(b)), a, b); }, \
                       value);                                                              \
   }                                                                                        \
   Tensor& name##_out(const Tensor& a, const Tensor& b, Tensor& out) {                      \
@@ -321,9 +349,9 @@ NodeRef add_value(Op op, const Tensor& a, const Tensor& b, const c10::Scalar& al
                      at::Tensor po = probe_out(out);                                       \
                      at::name##_outf(probe_like(a), probe_like(b), po));                   \
     Tensor ma = to_meta(a), mb = to_meta(b), mo = to_meta_out(out, a, ma, b, mb);                            \
-    at::name##_outf(ma, mb, mo);                                                           \
+    meta_ns::name##_outf(ma, mb, mo);                                                           \
     match_out(out, mo);                                                                    \
-    return into(out, [&] { return at::name(ma, mb); },                                     \
+    return into(out, [&] { return meta_ns::name(ma, mb); },                                     \
                 [&](const Shape& s, DType t) { return binary_value(Op::OP, a, b, s, t); }); \
   }
 
@@ -345,8 +373,8 @@ void check_inplace_overlap(const Tensor& self, const Tensor& other) {
         return plain_into(a, *t, value);                                                   \
     LOOM_ELEMENTWISE_VERDICT(a.scalar_type(), b.scalar_type(), probe_like(a).name##_(probe_like(b))); \
     Tensor ma = to_meta(a), mb = to_meta(b);                                               \
-    Tensor r = at::name(ma, mb);                                                           \
-    ma.name##_(mb);                                                                        \
+    Tensor r = meta_ns::name(ma, mb);                                                           \
+    meta_ns::name##_(ma, mb);                                                                    \
     check_result_fits(r, a);                                                               \
     return into(a, [&] { return r; }, value);                                              \
   }                                                                                        \
@@ -383,22 +411,22 @@ c10::ScalarType add_dtype(Op op, const Tensor& a, const Tensor& b, const c10::Sc
     auto value = [&](const Shape& s, DType r) { return add_value(Op::OP, a, b, alpha, s, r); }; \
     if (auto sizes = plain_sizes({&a, &b}))                                                    \
       return plain_functional(*sizes, add_dtype(Op::OP, a, b, alpha, nullptr), value);         \
-    return functional([&] { return at::name(to_meta(a), to_meta(b), alpha); }, value);         \
+    return functional([&] { return meta_ns::name(to_meta(a), to_meta(b), alpha); }, value);         \
   }                                                                                            \
   Tensor& name##_ip(Tensor& a, const Tensor& b, const c10::Scalar& alpha) {                    \
     auto value = [&](const Shape& s, DType r) { return add_value(Op::OP, a, b, alpha, s, r); }; \
     if (plain_into_self(a, b)) return plain_into(a, add_dtype(Op::OP, a, b, alpha, &a), value); \
     Tensor ma = to_meta(a), mb = to_meta(b);                                                   \
-    Tensor r = at::name(ma, mb, alpha);                                                        \
-    ma.name##_(mb, alpha);                                                                     \
+    Tensor r = meta_ns::name(ma, mb, alpha);                                                        \
+    meta_ns::name##_(ma, mb, alpha);                                                                 \
     check_result_fits(r, a);                                                                   \
     return into(a, [&] { return r; }, value);                                                  \
   }                                                                                            \
   Tensor& name##_out(const Tensor& a, const Tensor& b, const c10::Scalar& alpha, Tensor& out) { \
     Tensor ma = to_meta(a), mb = to_meta(b), mo = to_meta_out(out, a, ma, b, mb);                                \
-    at::name##_outf(ma, mb, alpha, mo);                                                        \
+    meta_ns::name##_outf(ma, mb, alpha, mo);                                                        \
     match_out(out, mo);                                                                        \
-    return into(out, [&] { return at::name(ma, mb, alpha); },                                  \
+    return into(out, [&] { return meta_ns::name(ma, mb, alpha); },                                  \
                 [&](const Shape& s, DType t) { return add_value(Op::OP, a, b, alpha, s, t); }); \
   }                                                                                            \
   Tensor name##_fn_s(const Tensor& a, const c10::Scalar& b, const c10::Scalar& alpha) {        \

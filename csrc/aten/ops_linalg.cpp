@@ -2,6 +2,7 @@
 // Float32/Float64 products are extern BLAS calls in the schedule (NOTE [Extern calls]);
 // their alpha/beta/bias epilogue is an elementwise value fused into its consumer. Other
 // dtypes are generated sum-of-products reductions.
+#include <ATen/MetaFunctions.h>
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
 
@@ -210,7 +211,7 @@ void check_same_dtype(const Tensor& a, const Tensor& b) {
 Tensor mm_fn(const Tensor& a, const Tensor& b) {
   check_operands("mm", {a, b});
   check_same_dtype(a, b);
-  Tensor meta = at::mm(to_meta(a), to_meta(b));
+  Tensor meta = at::meta::mm(to_meta(a), to_meta(b));
   EngineLock g(engine_mutex());
   Tensor out = result_like(meta);
   if (out.numel() == 0) return out;
@@ -222,7 +223,7 @@ Tensor mm_fn(const Tensor& a, const Tensor& b) {
 Tensor& mm_out(const Tensor& a, const Tensor& b, Tensor& out) {
   check_operands("mm", {a, b, out});
   check_same_dtype(a, b);
-  Tensor meta = at::mm(to_meta(a), to_meta(b));
+  Tensor meta = at::meta::mm(to_meta(a), to_meta(b));
   at::native::resize_output(out, meta.sizes());
   if (out.numel() == 0) return out;
   EngineLock g(engine_mutex());
@@ -233,7 +234,7 @@ Tensor& mm_out(const Tensor& a, const Tensor& b, Tensor& out) {
 Tensor bmm_fn(const Tensor& a, const Tensor& b) {
   check_operands("bmm", {a, b});
   check_same_dtype(a, b);
-  Tensor meta = at::bmm(to_meta(a), to_meta(b));
+  Tensor meta = at::meta::bmm(to_meta(a), to_meta(b));
   EngineLock g(engine_mutex());
   Tensor out = result_like(meta);
   if (out.numel() == 0) return out;
@@ -244,7 +245,7 @@ Tensor bmm_fn(const Tensor& a, const Tensor& b) {
 Tensor& bmm_out(const Tensor& a, const Tensor& b, Tensor& out) {
   check_operands("bmm", {a, b, out});
   check_same_dtype(a, b);
-  Tensor meta = at::bmm(to_meta(a), to_meta(b));
+  Tensor meta = at::meta::bmm(to_meta(a), to_meta(b));
   at::native::resize_output(out, meta.sizes());
   if (out.numel() == 0) return out;
   EngineLock g(engine_mutex());
@@ -270,7 +271,7 @@ Tensor& add_product_into(const Tensor& self, const Tensor& a, const Tensor& b,
 Tensor addmm_fn(const Tensor& self, const Tensor& a, const Tensor& b, const c10::Scalar& beta,
                 const c10::Scalar& alpha) {
   check_operands("addmm", {self, a, b});
-  Tensor meta = at::addmm(to_meta(self), to_meta(a), to_meta(b), beta, alpha);
+  Tensor meta = at::meta::addmm(to_meta(self), to_meta(a), to_meta(b), beta, alpha);
   Tensor out = result_like(meta);
   return add_product_into(self, a, b, beta, alpha, out, false);
 }
@@ -278,7 +279,7 @@ Tensor addmm_fn(const Tensor& self, const Tensor& a, const Tensor& b, const c10:
 Tensor& addmm_out(const Tensor& self, const Tensor& a, const Tensor& b, const c10::Scalar& beta,
                   const c10::Scalar& alpha, Tensor& out) {
   check_operands("addmm", {self, a, b, out});
-  Tensor meta = at::addmm(to_meta(self), to_meta(a), to_meta(b), beta, alpha);
+  Tensor meta = at::meta::addmm(to_meta(self), to_meta(a), to_meta(b), beta, alpha);
   at::native::resize_output(out, meta.sizes());
   return add_product_into(self, a, b, beta, alpha, out, false);
 }

@@ -161,7 +161,7 @@ LOOM_BESSEL(airy_ai, AiryAi)
 // operands are not widened as other pointwise ops' are.
 // nextafter's result on meta tensors, checked as Binary::checked_meta does.
 Tensor nextafter_meta(const Tensor& a, const Tensor& b, const Tensor& ma, const Tensor& mb) {
-  Tensor layout = at::add(ma, mb);
+  Tensor layout = at::meta::add(ma, mb);
   static const CpuVerdicts verdicts;
   verdicts.check(a.scalar_type(), b.scalar_type(),
                  [&] { at::nextafter(probe_like(a), probe_like(b)); });

@@ -1,6 +1,7 @@
 // Reductions and scans: sum, mean, prod, amax/amin, max/min, argmax/argmin, all/any,
 // var/std, logsumexp, vector norms, cumsum/cumprod. Each runs on meta tensors first for
 // PyTorch's result layout and errors; the value is a reduce (or scan) node over the input.
+#include <ATen/MetaFunctions.h>
 #include <ATen/EmptyTensor.h>
 #include <ATen/native/ReduceOpsUtils.h>
 #include <ATen/native/Resize.h>
@@ -127,7 +128,7 @@ Tensor& into(Tensor& out, MetaFn run_meta, ValueFn value) {
 Tensor sum_dim(const Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
                c10::optional<at::ScalarType> dtype) {
   Axes axes = reduce_axes(self.dim(), dim);
-  return functional(at::sum(to_meta(self), dim, keepdim, dtype), [&](DType r, const Shape& s) {
+  return functional(at::meta::sum(to_meta(self), dim, keepdim, dtype), [&](DType r, const Shape& s) {
     return drop_axes(reduced(ReduceKind::Sum, self, axes, r), axes, s);
   });
 }
@@ -150,7 +151,7 @@ Tensor& sum_all_out(const Tensor& self, c10::optional<at::ScalarType> dtype, Ten
 Tensor mean_dim(const Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
                 c10::optional<at::ScalarType> dtype) {
   Axes axes = reduce_axes(self.dim(), dim);
-  return functional(at::mean(to_meta(self), dim, keepdim, dtype), [&](DType r, const Shape& s) {
+  return functional(at::meta::mean(to_meta(self), dim, keepdim, dtype), [&](DType r, const Shape& s) {
     return drop_axes(mean_value(self, axes, r), axes, s);
   });
 }
@@ -162,7 +163,7 @@ Tensor& mean_dim_out(const Tensor& self, at::OptionalIntArrayRef dim, bool keepd
       [&](DType r, const Shape& s) { return drop_axes(mean_value(self, axes, r), axes, s); });
 }
 Tensor mean_all(const Tensor& self, c10::optional<at::ScalarType> dtype) {
-  at::mean(to_meta(self), dtype);  // its own checks (integer input)
+  at::meta::mean(to_meta(self), at::OptionalIntArrayRef(), false, dtype);  // its checks (integers)
   return mean_dim(self, c10::nullopt, false, dtype);
 }
 

@@ -12,6 +12,7 @@
 // reading in range. Where splitting one dim makes every piece span the whole index space
 // (cat of equal sizes, which is what stack does), one Store of a where-chain over the
 // split view writes them all, and a consumer reading through stack's view fuses with it.
+#include <ATen/MetaFunctions.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/WrapDimUtilsMulti.h>
@@ -330,7 +331,7 @@ std::vector<Tensor> metas_of(const std::vector<Tensor>& ts) {
 
 Tensor cat_fn(const at::ITensorListRef& tensors, int64_t dim) {
   std::vector<Tensor> ts = materialize(tensors);
-  Tensor meta = at::cat(metas_of(ts), dim);  // CPU's checks, promotion and memory format
+  Tensor meta = at::meta::cat(metas_of(ts), dim);  // CPU's checks, promotion and memory format
   for (const Tensor& x : ts) check_loom("cat", x);
   EngineLock g(engine_mutex());
   Tensor out = result_like(meta);

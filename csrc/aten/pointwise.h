@@ -4,6 +4,7 @@
 #pragma once
 
 #include <ATen/ATen.h>
+#include <ATen/MetaFunctions.h>
 
 #include "aten/op_util.h"
 
@@ -109,7 +110,7 @@ struct Binary {
   // call's checks, TensorIterator's layout (add's).
   at::Tensor checked_meta(const at::Tensor& a, const at::Tensor& b, const at::Tensor& ma,
                           const at::Tensor& mb) const {
-    at::Tensor layout = at::add(ma, mb);
+    at::Tensor layout = at::meta::add(ma, mb);  // NOTE [C++ meta functions]
     verdicts.check(a.scalar_type(), b.scalar_type(), [&] { fn(probe_like(a), probe_like(b)); });
     return laid_out_as(layout, fn(ma, mb));
   }
@@ -144,7 +145,7 @@ struct Unary {
 
   at::Tensor checked_meta(const at::Tensor& a, const at::Tensor& ma) const {
     verdicts.check(a.scalar_type(), [&] { fn(probe_like(a)); });
-    return laid_out_as(at::sigmoid(ma), fn(ma));
+    return laid_out_as(at::meta::sigmoid(ma), fn(ma));
   }
   at::Tensor functional(const at::Tensor& a) const {
     check_operands(name, {a});
