@@ -1,5 +1,6 @@
 // Activations and their backward ops, as autograd calls them: each is one pointwise value
 // (formulas as CPU's kernels write them), so it fuses with its producer and consumer.
+#include <ATen/MetaFunctions.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
@@ -119,7 +120,7 @@ void check_approximate(c10::string_view approximate) {
 
 Tensor gelu_fn(const Tensor& self, c10::string_view approximate) {
   check_approximate(approximate);
-  Tensor meta = at::gelu(to_meta(self), approximate);
+  Tensor meta = at::meta::gelu(to_meta(self), approximate);
   check_floating("gelu", self.scalar_type());
   return pointwise_result(meta, {self}, [&](const V& v) { return gelu(v[0], approximate); });
 }
@@ -140,7 +141,7 @@ Tensor& gelu_out(const Tensor& self, c10::string_view approximate, Tensor& out) 
 }
 Tensor gelu_backward_fn(const Tensor& dy, const Tensor& self, c10::string_view approximate) {
   check_approximate(approximate);
-  Tensor meta = at::gelu_backward(to_meta(dy), to_meta(self), approximate);
+  Tensor meta = at::meta::gelu_backward(to_meta(dy), to_meta(self), approximate);
   check_floating("gelu_backward", meta.scalar_type());
   return pointwise_result(meta, {dy, self},
                           [&](const V& v) { return gelu_backward(v[0], v[1], approximate); });
@@ -239,7 +240,7 @@ NodeRef leaky_relu_backward(const NodeRef& dy, const NodeRef& x, const Scalar& s
 }
 
 Tensor leaky_relu_fn(const Tensor& self, const Scalar& slope) {
-  Tensor meta = at::leaky_relu(to_meta(self), slope);
+  Tensor meta = at::meta::leaky_relu(to_meta(self), slope);
   check_floating("leaky_relu", self.scalar_type());
   return pointwise_result(meta, {self}, [&](const V& v) { return leaky_relu(v[0], slope); });
 }
@@ -260,7 +261,7 @@ Tensor& leaky_relu_out(const Tensor& self, const Scalar& slope, Tensor& out) {
 // (the meta call rejects the others).
 Tensor leaky_relu_backward_fn(const Tensor& dy, const Tensor& self, const Scalar& slope,
                               bool self_is_result) {
-  Tensor meta = at::leaky_relu_backward(to_meta(dy), to_meta(self), slope, self_is_result);
+  Tensor meta = at::meta::leaky_relu_backward(to_meta(dy), to_meta(self), slope, self_is_result);
   check_floating("leaky_relu_backward", meta.scalar_type());
   return pointwise_result(meta, {dy, self},
                           [&](const V& v) { return leaky_relu_backward(v[0], v[1], slope); });
@@ -278,7 +279,7 @@ Tensor& leaky_relu_backward_out(const Tensor& dy, const Tensor& self, const Scal
 // --- elu (selu and celu are elu with other constants) ---
 
 Tensor elu_fn(const Tensor& self, const Scalar& alpha, const Scalar& scale, const Scalar& iscale) {
-  Tensor meta = at::elu(to_meta(self), alpha, scale, iscale);
+  Tensor meta = at::meta::elu(to_meta(self), alpha, scale, iscale);
   check_floating("elu", self.scalar_type());
   return pointwise_result(meta, {self},
                           [&](const V& v) { return elu(v[0], alpha, scale, iscale); });
@@ -299,7 +300,7 @@ Tensor& elu_out(const Tensor& self, const Scalar& alpha, const Scalar& scale, co
 }
 Tensor elu_backward_fn(const Tensor& dy, const Scalar& alpha, const Scalar& scale,
                        const Scalar& iscale, bool is_result, const Tensor& b) {
-  Tensor meta = at::elu_backward(to_meta(dy), alpha, scale, iscale, is_result, to_meta(b));
+  Tensor meta = at::meta::elu_backward(to_meta(dy), alpha, scale, iscale, is_result, to_meta(b));
   check_floating("elu_backward", meta.scalar_type());
   return pointwise_result(meta, {dy, b}, [&](const V& v) {
     return elu_backward(v[0], v[1], alpha, scale, iscale, is_result);
@@ -319,7 +320,7 @@ Tensor& elu_backward_out(const Tensor& dy, const Scalar& alpha, const Scalar& sc
 // --- softplus ---
 
 Tensor softplus_fn(const Tensor& self, const Scalar& beta, const Scalar& threshold) {
-  Tensor meta = at::softplus(to_meta(self), beta, threshold);
+  Tensor meta = at::meta::softplus(to_meta(self), beta, threshold);
   check_floating("softplus", self.scalar_type());
   return pointwise_result(meta, {self},
                           [&](const V& v) { return softplus(v[0], beta, threshold); });
@@ -333,7 +334,7 @@ Tensor& softplus_out(const Tensor& self, const Scalar& beta, const Scalar& thres
 }
 Tensor softplus_backward_fn(const Tensor& dy, const Tensor& self, const Scalar& beta,
                             const Scalar& threshold) {
-  Tensor meta = at::softplus_backward(to_meta(dy), to_meta(self), beta, threshold);
+  Tensor meta = at::meta::softplus_backward(to_meta(dy), to_meta(self), beta, threshold);
   check_floating("softplus_backward", meta.scalar_type());
   return pointwise_result(
       meta, {dy, self}, [&](const V& v) { return softplus_backward(v[0], v[1], beta, threshold); });
@@ -389,7 +390,7 @@ NodeRef hardtanh_backward(const NodeRef& dy, const NodeRef& x, const Scalar& lo,
 // function gives its layout and dtype. PyTorch's own meta hardtanh_backward is Python:
 // 174 us a call.
 Tensor hardtanh_backward_meta(const Tensor& dy, const Tensor& self) {
-  return at::mul(to_meta(dy), to_meta(self));
+  return at::meta::mul(to_meta(dy), to_meta(self));
 }
 Tensor hardtanh_backward_fn(const Tensor& dy, const Tensor& self, const Scalar& lo,
                             const Scalar& hi) {

@@ -1,6 +1,7 @@
 // Ops that exist for complex numbers: conj_physical, angle, complex and polar. Their CPU
 // kernels have no meta functions, so the checks and the result layout are spelled out
 // here as the CPU's TensorIterator gives them.
+#include <ATen/MetaFunctions.h>
 #include <torch/library.h>
 
 #include <cmath>
@@ -15,7 +16,7 @@ using at::Tensor;
 
 // The layout TensorIterator gives a fresh output of an elementwise op over these inputs.
 Tensor iterator_layout(const Tensor& a, const Tensor& b, c10::ScalarType dtype) {
-  Tensor m = b.defined() ? at::add(to_meta(a), to_meta(b)) : to_meta(a);
+  Tensor m = b.defined() ? at::meta::add(to_meta(a), to_meta(b)) : to_meta(a);
   return at::empty_like(m, m.options().dtype(dtype));
 }
 

@@ -240,7 +240,7 @@ Tensor isnan_fn(const Tensor& self) {
 // PyTorch's own meta relu is Python (75 us of host time a call).
 Tensor relu_meta(const Tensor& self) {
   TORCH_CHECK(self.scalar_type() != at::kBool, "Boolean inputs not supported for relu");
-  return at::clamp_min(to_meta(self), 0);
+  return at::meta::clamp_min(to_meta(self), 0);
 }
 
 Tensor relu_fn(const Tensor& self) {
@@ -452,7 +452,7 @@ Op div_mode_op(c10::optional<c10::string_view> mode) {
 }
 
 Tensor div_mode_fn(const Tensor& a, const Tensor& b, c10::optional<c10::string_view> mode) {
-  return functional([&] { return at::div(to_meta(a), to_meta(b), mode); },
+  return functional([&] { return at::meta::div(to_meta(a), to_meta(b), mode); },
                     [&](const Shape& s, DType r) { return binary_value(div_mode_op(mode), a, b, s, r); });
 }
 Tensor& div_mode_ip(Tensor& a, const Tensor& b, c10::optional<c10::string_view> mode) {
@@ -507,7 +507,7 @@ NodeRef pow_scalar_value(const Tensor& a, const c10::Scalar& e, const Shape& s, 
   return binary(Op::Pow, x, scalar_node(e, s, r));
 }
 Tensor pow_s_fn(const Tensor& a, const c10::Scalar& e) {
-  return functional([&] { return at::pow(to_meta(a), e); },
+  return functional([&] { return at::meta::pow(to_meta(a), e); },
                     [&](const Shape& s, DType r) { return pow_scalar_value(a, e, s, r); });
 }
 Tensor& pow_s_ip(Tensor& a, const c10::Scalar& e) {

@@ -1,6 +1,7 @@
 // Activations with a second operand taken from the input, a weight or random numbers: glu
 // (one half of the input gates the other), prelu (a slope per channel), forward and
 // backward, and rrelu (a random slope per element in training; its backward is composite).
+#include <ATen/MetaFunctions.h>
 #include <ATen/ATen.h>
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
@@ -33,7 +34,7 @@ Tensor& glu_into(const Tensor& self, int64_t dim, Tensor& out) {
 }
 Tensor glu_fn(const Tensor& self, int64_t dim) {
   check_operands("glu", {self});
-  Tensor out = locked_result(at::glu(to_meta(self), dim));
+  Tensor out = locked_result(at::meta::glu(to_meta(self), dim));
   return glu_into(self, dim, out);
 }
 

@@ -2,6 +2,7 @@
 // take/put_, masked_scatter_, and the data-dependent nonzero (masked_fill_ and masked_select
 // are in ops_masked.cpp). Reads are
 // gathers and writes are scatters at computed element indices, checked in the kernel.
+#include <ATen/MetaFunctions.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/native/Resize.h>
@@ -349,7 +350,7 @@ Tensor index_fn(const Tensor& self, const IndexList& indices) {
       indices[0]->sizes() == self.sizes() && self.numel() > kMaxEagerCheck)
     return masked_compact(self, *indices[0]);
   auto idx = expand_indices(self, indices);
-  Tensor meta = at::index(to_meta(self), meta_list(idx));
+  Tensor meta = at::meta::index(to_meta(self), meta_list(idx));
   EngineLock g(engine_mutex());
   Tensor out = result_like(meta);
   if (out.numel() == 0) return out;
@@ -430,7 +431,7 @@ Tensor& index_put_impl(Tensor& self, const IndexList& indices, const Tensor& val
     if (t && t->defined()) at::assert_no_overlap(self, *t);
   }
   auto idx = expand_indices(self, indices);
-  Tensor meta = at::index(to_meta(self), meta_list(idx));
+  Tensor meta = at::meta::index(to_meta(self), meta_list(idx));
   TORCH_CHECK(at::is_expandable_to(values.sizes(), meta.sizes()), "shape mismatch: value tensor of shape ",
               values.sizes(), " cannot be broadcast to indexing result of shape ", meta.sizes());
   check_dtype();

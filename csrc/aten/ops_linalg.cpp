@@ -294,7 +294,7 @@ Tensor& addmm_ip(Tensor& self, const Tensor& a, const Tensor& b, const c10::Scal
 Tensor baddbmm_fn(const Tensor& self, const Tensor& a, const Tensor& b, const c10::Scalar& beta,
                   const c10::Scalar& alpha) {
   check_operands("baddbmm", {self, a, b});
-  Tensor meta = at::baddbmm(to_meta(self), to_meta(a), to_meta(b), beta, alpha);
+  Tensor meta = at::meta::baddbmm(to_meta(self), to_meta(a), to_meta(b), beta, alpha);
   Tensor out = result_like(meta);
   return add_product_into(self, a, b, beta, alpha, out, true);
 }
@@ -302,7 +302,7 @@ Tensor baddbmm_fn(const Tensor& self, const Tensor& a, const Tensor& b, const c1
 Tensor& baddbmm_out(const Tensor& self, const Tensor& a, const Tensor& b, const c10::Scalar& beta,
                     const c10::Scalar& alpha, Tensor& out) {
   check_operands("baddbmm", {self, a, b, out});
-  Tensor meta = at::baddbmm(to_meta(self), to_meta(a), to_meta(b), beta, alpha);
+  Tensor meta = at::meta::baddbmm(to_meta(self), to_meta(a), to_meta(b), beta, alpha);
   at::native::resize_output(out, meta.sizes());
   return add_product_into(self, a, b, beta, alpha, out, true);
 }
@@ -385,7 +385,7 @@ Tensor& addmv_into(const Tensor& self, const Tensor& mat, const Tensor& vec,
 Tensor addmv_fn(const Tensor& self, const Tensor& mat, const Tensor& vec, const c10::Scalar& beta,
                 const c10::Scalar& alpha) {
   check_operands("addmv", {self, mat, vec});
-  Tensor out = result_like(at::addmv(to_meta(self), to_meta(mat), to_meta(vec), beta, alpha));
+  Tensor out = result_like(at::meta::addmv(to_meta(self), to_meta(mat), to_meta(vec), beta, alpha));
   return addmv_into(self, mat, vec, beta, alpha, out);
 }
 Tensor& addmv_out(const Tensor& self, const Tensor& mat, const Tensor& vec, const c10::Scalar& beta,

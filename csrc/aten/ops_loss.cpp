@@ -1,6 +1,7 @@
 // Losses and their backward ops: an elementwise loss (CPU's formula) reduced by sum or
 // mean, and gradients that are one pointwise value; embedding's backward, a scatter-add of
 // gradient rows; xlogy, which kl_div is built from.
+#include <ATen/MetaFunctions.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/TensorUtils.h>
 #include <ATen/native/Resize.h>
@@ -80,7 +81,7 @@ double norm_of(int64_t reduction, const Tensor& self, double scale = 1.0) {
 
 Tensor& mse_loss_out(const Tensor& self, const Tensor& target, int64_t reduction, Tensor& out) {
   check_operands("mse_loss", {self, target, out});
-  Tensor meta = at::mse_loss(to_meta(self), to_meta(target), reduction);
+  Tensor meta = at::meta::mse_loss(to_meta(self), to_meta(target), reduction);
   check_floating("mse_loss", meta.scalar_type());
   check_out_dtype(out, meta);
   at::native::resize_output(out, meta.sizes());
@@ -90,7 +91,7 @@ Tensor& mse_loss_out(const Tensor& self, const Tensor& target, int64_t reduction
   });
 }
 Tensor mse_loss_fn(const Tensor& self, const Tensor& target, int64_t reduction) {
-  Tensor out = result_like(at::mse_loss(to_meta(self), to_meta(target), reduction));
+  Tensor out = result_like(at::meta::mse_loss(to_meta(self), to_meta(target), reduction));
   return mse_loss_out(self, target, reduction, out);
 }
 
@@ -112,7 +113,7 @@ Tensor mse_loss_backward_fn(const Tensor& dy, const Tensor& self, const Tensor& 
 Tensor& smooth_l1_loss_out(const Tensor& self, const Tensor& target, int64_t reduction, double beta,
                            Tensor& out) {
   check_operands("smooth_l1_loss", {self, target, out});
-  Tensor meta = at::smooth_l1_loss(to_meta(self), to_meta(target), reduction, beta);
+  Tensor meta = at::meta::smooth_l1_loss(to_meta(self), to_meta(target), reduction, beta);
   check_floating("smooth_l1_loss", meta.scalar_type());
   check_out_dtype(out, meta);
   at::native::resize_output(out, meta.sizes());
@@ -122,7 +123,7 @@ Tensor& smooth_l1_loss_out(const Tensor& self, const Tensor& target, int64_t red
   });
 }
 Tensor smooth_l1_loss_fn(const Tensor& self, const Tensor& target, int64_t reduction, double beta) {
-  Tensor out = result_like(at::smooth_l1_loss(to_meta(self), to_meta(target), reduction, beta));
+  Tensor out = result_like(at::meta::smooth_l1_loss(to_meta(self), to_meta(target), reduction, beta));
   return smooth_l1_loss_out(self, target, reduction, beta, out);
 }
 
@@ -301,7 +302,7 @@ NodeRef xlogy(const NodeRef& x, const NodeRef& y) {
 
 Tensor xlogy_fn(const Tensor& self, const Tensor& other) {
   check_operands("xlogy", {self, other});
-  Tensor meta = at::xlogy(to_meta(self), to_meta(other));
+  Tensor meta = at::meta::xlogy(to_meta(self), to_meta(other));
   return pointwise_result(meta, {self, other}, [](const V& v) { return xlogy(v[0], v[1]); });
 }
 Tensor& xlogy_ip(Tensor& self, const Tensor& other) {

@@ -3,6 +3,7 @@
 // gcd/lcm, signbit, isposinf/isneginf, nan_to_num, entr, xlog1py, zeta, the orthogonal
 // polynomials and the shrinks.
 // Each raises the CPU's error for the dtypes its CPU kernel has no code for.
+#include <ATen/MetaFunctions.h>
 #include <ATen/ATen.h>
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
@@ -212,7 +213,7 @@ Tensor& signbit_into(const Tensor& self, Tensor& out) {
 Tensor signbit_fn(const Tensor& self) {
   check_operands("signbit", {self});
   check_signbit_dtype(self);
-  Tensor m = at::signbit(to_meta(self));
+  Tensor m = at::meta::signbit(to_meta(self));
   Tensor out = locked_result(m);
   return signbit_into(self, out);
 }
@@ -248,7 +249,7 @@ template <bool kPositive>
 Tensor isinf_sign_fn(const Tensor& self) {
   check_operands(kPositive ? "isposinf" : "isneginf", {self});
   check_isinf_sign_dtype<kPositive>(self);
-  Tensor m = kPositive ? at::isposinf(to_meta(self)) : at::isneginf(to_meta(self));
+  Tensor m = kPositive ? at::meta::isposinf(to_meta(self)) : at::meta::isneginf(to_meta(self));
   Tensor out = locked_result(m);
   return isinf_sign_into<kPositive>(self, out);
 }

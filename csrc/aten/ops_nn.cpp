@@ -1,6 +1,7 @@
 // Neural-network forward/backward ops that autograd calls: relu's threshold_backward,
 // softmax and log_softmax backward, nll_loss and nll_loss2d forward and backward. Each is
 // an elementwise or reduction value, so a loss and its gradient fuse with their neighbours.
+#include <ATen/MetaFunctions.h>
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
 
@@ -33,7 +34,7 @@ NodeRef threshold_backward_value(const Tensor& grad, const Tensor& self, const c
 
 Tensor threshold_backward_fn(const Tensor& grad, const Tensor& self, const c10::Scalar& th) {
   check_operands("threshold_backward", {grad, self});
-  Tensor meta = at::threshold_backward(to_meta(grad), to_meta(self), th);
+  Tensor meta = at::meta::threshold_backward(to_meta(grad), to_meta(self), th);
   EngineLock g(engine_mutex());
   Tensor out = result_like(meta);
   assign(out, threshold_backward_value(grad, self, th, meta));
@@ -43,7 +44,7 @@ Tensor threshold_backward_fn(const Tensor& grad, const Tensor& self, const c10::
 Tensor& threshold_backward_out(const Tensor& grad, const Tensor& self, const c10::Scalar& th,
                                Tensor& out) {
   check_operands("threshold_backward", {grad, self, out});
-  Tensor meta = at::threshold_backward(to_meta(grad), to_meta(self), th);
+  Tensor meta = at::meta::threshold_backward(to_meta(grad), to_meta(self), th);
   EngineLock g(engine_mutex());
   return store_result(out, meta, threshold_backward_value(grad, self, th, meta));
 }
@@ -60,7 +61,7 @@ NodeRef threshold_value(const Tensor& self, const c10::Scalar& th, const c10::Sc
 
 Tensor threshold_fn(const Tensor& self, const c10::Scalar& th, const c10::Scalar& value) {
   check_operands("threshold", {self});
-  Tensor meta = at::threshold(to_meta(self), th, value);
+  Tensor meta = at::meta::threshold(to_meta(self), th, value);
   EngineLock g(engine_mutex());
   Tensor out = result_like(meta);
   assign(out, threshold_value(self, th, value, meta));
@@ -69,7 +70,7 @@ Tensor threshold_fn(const Tensor& self, const c10::Scalar& th, const c10::Scalar
 
 Tensor& threshold_ip(Tensor& self, const c10::Scalar& th, const c10::Scalar& value) {
   check_operands("threshold_", {self});
-  Tensor meta = at::threshold(to_meta(self), th, value);
+  Tensor meta = at::meta::threshold(to_meta(self), th, value);
   Tensor m = to_meta(self);
   at::threshold_(m, th, value);
   EngineLock g(engine_mutex());
@@ -80,7 +81,7 @@ Tensor& threshold_ip(Tensor& self, const c10::Scalar& th, const c10::Scalar& val
 Tensor& threshold_out(const Tensor& self, const c10::Scalar& th, const c10::Scalar& value,
                       Tensor& out) {
   check_operands("threshold", {self, out});
-  Tensor meta = at::threshold(to_meta(self), th, value);
+  Tensor meta = at::meta::threshold(to_meta(self), th, value);
   EngineLock g(engine_mutex());
   return store_result(out, meta, threshold_value(self, th, value, meta));
 }
@@ -112,8 +113,8 @@ template <bool kLog>
 Tensor softmax_backward_fn(const Tensor& grad, const Tensor& output, int64_t dim,
                            c10::ScalarType input_dtype) {
   check_operands("softmax_backward", {grad, output});
-  Tensor meta = kLog ? at::_log_softmax_backward_data(to_meta(grad), to_meta(output), dim, input_dtype)
-                     : at::_softmax_backward_data(to_meta(grad), to_meta(output), dim, input_dtype);
+  Tensor meta = kLog ? at::meta::_log_softmax_backward_data(to_meta(grad), to_meta(output), dim, input_dtype)
+                     : at::meta::_softmax_backward_data(to_meta(grad), to_meta(output), dim, input_dtype);
   EngineLock g(engine_mutex());
   Tensor out = result_like(meta);
   assign(out, softmax_backward_value(grad, output, dim, kLog, to_loom(meta.scalar_type())));
@@ -212,7 +213,7 @@ std::tuple<Tensor, Tensor> nll_loss_forward_fn(const Tensor& self, const Tensor&
                                                const c10::optional<Tensor>& weight,
                                                int64_t reduction, int64_t ignore_index) {
   check_operands("nll_loss", {self, target});
-  auto meta = at::nll_loss_forward(to_meta(self), to_meta(target), to_meta(weight), reduction,
+  auto meta = at::meta::nll_loss_forward(to_meta(self), to_meta(target), to_meta(weight), reduction,
                                    ignore_index);
   Tensor output = result_like(std::get<0>(meta)), total = result_like(std::get<1>(meta));
   nll_loss_forward_into(self, target, weight, reduction, ignore_index, output, total);
@@ -224,7 +225,7 @@ std::tuple<Tensor&, Tensor&> nll_loss_forward_out(const Tensor& self, const Tens
                                                   int64_t reduction, int64_t ignore_index,
                                                   Tensor& output, Tensor& total_weight) {
   check_operands("nll_loss", {self, target, output, total_weight});
-  auto meta = at::nll_loss_forward(to_meta(self), to_meta(target), to_meta(weight), reduction,
+  auto meta = at::meta::nll_loss_forward(to_meta(self), to_meta(target), to_meta(weight), reduction,
                                    ignore_index);
   at::native::resize_output(output, std::get<0>(meta).sizes());
   at::native::resize_output(total_weight, std::get<1>(meta).sizes());
@@ -267,7 +268,7 @@ Tensor nll_loss_backward_fn(const Tensor& grad_output, const Tensor& self, const
                             const c10::optional<Tensor>& weight, int64_t reduction,
                             int64_t ignore_index, const Tensor& total_weight) {
   check_operands("nll_loss_backward", {grad_output, self, target, total_weight});
-  Tensor meta = at::nll_loss_backward(to_meta(grad_output), to_meta(self), to_meta(target),
+  Tensor meta = at::meta::nll_loss_backward(to_meta(grad_output), to_meta(self), to_meta(target),
                                       to_meta(weight), reduction, ignore_index, to_meta(total_weight));
   Tensor out = result_like(meta);
   nll_loss_backward_into(grad_output, self, target, weight, reduction, ignore_index, total_weight, out);
@@ -278,7 +279,7 @@ Tensor& nll_loss_backward_out(const Tensor& grad_output, const Tensor& self, con
                               const c10::optional<Tensor>& weight, int64_t reduction,
                               int64_t ignore_index, const Tensor& total_weight, Tensor& out) {
   check_operands("nll_loss_backward", {grad_output, self, target, total_weight, out});
-  Tensor meta = at::nll_loss_backward(to_meta(grad_output), to_meta(self), to_meta(target),
+  Tensor meta = at::meta::nll_loss_backward(to_meta(grad_output), to_meta(self), to_meta(target),
                                       to_meta(weight), reduction, ignore_index, to_meta(total_weight));
   at::native::resize_output(out, meta.sizes());
   nll_loss_backward_into(grad_output, self, target, weight, reduction, ignore_index, total_weight, out);

@@ -4,6 +4,7 @@
 // the input element it was read from, with an accumulating scatter. Circular padding is a
 // composite of narrow and cat in PyTorch 1.13 and needs nothing here. Constant padding is
 // the same gather with the fill outside the input (NOTE [Constant padding]).
+#include <ATen/MetaFunctions.h>
 #include <torch/library.h>
 
 #include "aten/resample.h"
@@ -184,12 +185,12 @@ Tensor pad_backward(const char* op, const Tensor& grad_out, const Tensor& self, 
     return pad_backward(#name "_backward", grad_out, self, pad, mode);                  \
   }
 
-LOOM_PAD(reflection_pad1d, PadMode::Reflect, at::reflection_pad1d(to_meta(self), pad))
+LOOM_PAD(reflection_pad1d, PadMode::Reflect, at::meta::reflection_pad1d(to_meta(self), pad))
 LOOM_PAD(reflection_pad2d, PadMode::Reflect, Tensor())  // no meta function in 1.13
-LOOM_PAD(reflection_pad3d, PadMode::Reflect, at::reflection_pad3d(to_meta(self), pad))
-LOOM_PAD(replication_pad1d, PadMode::Replicate, at::replication_pad1d(to_meta(self), pad))
-LOOM_PAD(replication_pad2d, PadMode::Replicate, at::replication_pad2d(to_meta(self), pad))
-LOOM_PAD(replication_pad3d, PadMode::Replicate, at::replication_pad3d(to_meta(self), pad))
+LOOM_PAD(reflection_pad3d, PadMode::Reflect, at::meta::reflection_pad3d(to_meta(self), pad))
+LOOM_PAD(replication_pad1d, PadMode::Replicate, at::meta::replication_pad1d(to_meta(self), pad))
+LOOM_PAD(replication_pad2d, PadMode::Replicate, at::meta::replication_pad2d(to_meta(self), pad))
+LOOM_PAD(replication_pad3d, PadMode::Replicate, at::meta::replication_pad3d(to_meta(self), pad))
 #undef LOOM_PAD
 
 }  // namespace

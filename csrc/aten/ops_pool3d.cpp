@@ -4,6 +4,7 @@
 // arithmetic; positions outside the input are masked, so fixed, ceil-mode and adaptive
 // windows share one path. Reductions over the window dims give the result; gradients go
 // back with an accumulating scatter.
+#include <ATen/MetaFunctions.h>
 #include <ATen/native/Pool.h>
 #include <torch/library.h>
 
@@ -212,8 +213,8 @@ template <int K>
 std::tuple<Tensor, Tensor> adaptive_max(const Tensor& self, IntArrayRef output_size) {
   const char* op = K == 2 ? "adaptive_max_pool2d" : "adaptive_max_pool3d";
   check_operands(op, {self});
-  auto meta = K == 2 ? at::adaptive_max_pool2d(to_meta(self), output_size)
-                     : at::adaptive_max_pool3d(to_meta(self), output_size);
+  auto meta = K == 2 ? at::meta::adaptive_max_pool2d(to_meta(self), output_size)
+                     : at::meta::adaptive_max_pool3d(to_meta(self), output_size);
   Tensor out = result_like(std::get<0>(meta)), idx = result_like(std::get<1>(meta));
   if (K == 2)
     check_dtype(op, self.scalar_type(), {at::kFloat, at::kDouble, at::kBFloat16});
@@ -245,9 +246,9 @@ Tensor adaptive_max_backward(const Tensor& grad_out, const Tensor& self, const T
   const char* op = K == 2 ? "adaptive_max_pool2d_backward" : "adaptive_max_pool3d_backward";
   check_operands(op, {grad_out, self, indices});
   if (K == 2)
-    (void)at::adaptive_max_pool2d_backward(to_meta(grad_out), to_meta(self), to_meta(indices));
+    (void)at::meta::adaptive_max_pool2d_backward(to_meta(grad_out), to_meta(self), to_meta(indices));
   else
-    (void)at::adaptive_max_pool3d_backward(to_meta(grad_out), to_meta(self), to_meta(indices));
+    (void)at::meta::adaptive_max_pool3d_backward(to_meta(grad_out), to_meta(self), to_meta(indices));
   return max_pool_backward_at(op, grad_out, self, indices, K);
 }
 
@@ -335,7 +336,7 @@ std::vector<Dim> avg3d_dims(const Tensor& self, const Tensor& meta_out, IntArray
 Tensor avg_pool3d(const Tensor& self, IntArrayRef kernel, IntArrayRef stride, IntArrayRef padding,
                   bool ceil_mode, bool count_include_pad, c10::optional<int64_t> divisor_override) {
   check_operands("avg_pool3d", {self});
-  Tensor meta = at::avg_pool3d(to_meta(self), kernel, stride, padding, ceil_mode, count_include_pad,
+  Tensor meta = at::meta::avg_pool3d(to_meta(self), kernel, stride, padding, ceil_mode, count_include_pad,
                                divisor_override);
   check_dtype("avg_pool3d_out_frame", self.scalar_type(), {at::kFloat, at::kDouble, at::kLong});
   Tensor out = result_like(meta);
@@ -349,9 +350,9 @@ Tensor avg_pool3d_backward(const Tensor& grad_out, const Tensor& self, IntArrayR
                            IntArrayRef stride, IntArrayRef padding, bool ceil_mode,
                            bool count_include_pad, c10::optional<int64_t> divisor_override) {
   check_operands("avg_pool3d_backward", {grad_out, self});
-  (void)at::avg_pool3d_backward(to_meta(grad_out), to_meta(self), kernel, stride, padding,
+  (void)at::meta::avg_pool3d_backward(to_meta(grad_out), to_meta(self), kernel, stride, padding,
                                 ceil_mode, count_include_pad, divisor_override);
-  Tensor meta = at::avg_pool3d(to_meta(self), kernel, stride, padding, ceil_mode, count_include_pad,
+  Tensor meta = at::meta::avg_pool3d(to_meta(self), kernel, stride, padding, ceil_mode, count_include_pad,
                                divisor_override);
   return avg_backward(grad_out, self, avg3d_dims(self, meta, kernel, stride, padding),
                       count_include_pad, divisor_override);

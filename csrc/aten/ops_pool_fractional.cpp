@@ -4,6 +4,7 @@
 // in - k for the last window. The starts are data, so the forward gathers its windows and
 // reduces them to the maximum and its flat index within the plane, stored together (NOTE
 // [Cohorts]); the backward is max pooling's.
+#include <ATen/MetaFunctions.h>
 #include <torch/library.h>
 
 #include <limits>
@@ -52,9 +53,9 @@ std::vector<FDim> fractional_dims(const char* op, const Tensor& self, IntArrayRe
                                   IntArrayRef output_size, const Tensor& samples, int k) {
   check_operands(op, {self, samples});
   if (k == 2)
-    (void)at::fractional_max_pool2d(to_meta(self), kernel, output_size, to_meta(samples));
+    (void)at::meta::fractional_max_pool2d(to_meta(self), kernel, output_size, to_meta(samples));
   else
-    (void)at::fractional_max_pool3d(to_meta(self), kernel, output_size, to_meta(samples));
+    (void)at::meta::fractional_max_pool3d(to_meta(self), kernel, output_size, to_meta(samples));
   check_dtype(k == 2 ? "fractional_max_pool2d_out_frame" : "fractional_max_pool3d_out_frame",
               self.scalar_type(), {at::kFloat, at::kDouble});
   TORCH_CHECK(samples.scalar_type() == self.scalar_type(), "expected scalar type ",

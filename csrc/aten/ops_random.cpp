@@ -5,6 +5,7 @@
 // generator and records a counter-based random leaf (rand_uniform / rand_normal) keyed by
 // that seed. torch.manual_seed therefore makes Loom streams reproducible, but the values
 // differ from the CPU device's stream: only the distributions agree.
+#include <ATen/MetaFunctions.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Dispatch.h>
 #include <ATen/core/DistributionsHelper.h>
@@ -168,7 +169,7 @@ Tensor normal_value(const Tensor& meta, const c10::optional<Tensor>& mean_t, dou
   return out;
 }
 Tensor normal_tf(const Tensor& mean, double std, c10::optional<at::Generator> gen) {
-  Tensor meta = at::normal(to_meta(mean), std);
+  Tensor meta = at::meta::normal(to_meta(mean), std);
   return normal_value(meta, mean, 0, c10::nullopt, std, gen);
 }
 Tensor normal_ft(double mean, const Tensor& std, c10::optional<at::Generator> gen) {
@@ -176,7 +177,7 @@ Tensor normal_ft(double mean, const Tensor& std, c10::optional<at::Generator> ge
   return normal_value(meta, c10::nullopt, mean, std, 0, gen);
 }
 Tensor normal_tt(const Tensor& mean, const Tensor& std, c10::optional<at::Generator> gen) {
-  Tensor meta = at::normal(to_meta(mean), to_meta(std));
+  Tensor meta = at::meta::normal(to_meta(mean), to_meta(std));
   return normal_value(meta, mean, 0, std, 0, gen);
 }
 

@@ -169,7 +169,7 @@ Tensor mean_all(const Tensor& self, c10::optional<at::ScalarType> dtype) {
 
 Tensor prod_dim(const Tensor& self, int64_t dim, bool keepdim,
                 c10::optional<at::ScalarType> dtype) {
-  Tensor meta = at::prod(to_meta(self), dim, keepdim, dtype);
+  Tensor meta = at::meta::prod(to_meta(self), dim, keepdim, dtype);
   Axes axes = one_axis(self.dim(), dim);
   return functional(meta, [&](DType r, const Shape& s) {
     return drop_axes(reduced(ReduceKind::Prod, self, axes, r), axes, s);
@@ -467,7 +467,7 @@ NodeRef norm_value(const Tensor& self, double ord, const Axes& axes, DType resul
 
 Tensor vector_norm_fn(const Tensor& self, const c10::Scalar& ord, at::OptionalIntArrayRef dim,
                       bool keepdim, c10::optional<at::ScalarType> dtype) {
-  Tensor meta = at::linalg_vector_norm(to_meta(self), ord, dim, keepdim, dtype);
+  Tensor meta = at::meta::linalg_vector_norm(to_meta(self), ord, dim, keepdim, dtype);
   Axes axes = reduce_axes(self.dim(), dim);
   return functional(meta, [&](DType r, const Shape& s) {
     return drop_axes(norm_value(self, ord.toDouble(), axes, r, dtype), axes, s);
@@ -489,7 +489,7 @@ double norm_ord(const c10::optional<c10::Scalar>& p) { return p ? p->toDouble() 
 
 Tensor norm_dim(const Tensor& self, const c10::optional<c10::Scalar>& p, at::IntArrayRef dim,
                 bool keepdim) {
-  Tensor meta = at::norm(to_meta(self), p, dim, keepdim);
+  Tensor meta = at::meta::norm(to_meta(self), p, dim, keepdim);
   Axes axes = reduce_axes(self.dim(), dim);
   return functional(meta, [&](DType r, const Shape& s) {
     return drop_axes(norm_value(self, norm_ord(p), axes, r, c10::nullopt), axes, s);
@@ -497,7 +497,7 @@ Tensor norm_dim(const Tensor& self, const c10::optional<c10::Scalar>& p, at::Int
 }
 Tensor norm_dim_dtype(const Tensor& self, const c10::optional<c10::Scalar>& p, at::IntArrayRef dim,
                       bool keepdim, at::ScalarType dtype) {
-  Tensor meta = at::norm(to_meta(self), p, dim, keepdim, dtype);
+  Tensor meta = at::meta::norm(to_meta(self), p, dim, keepdim, dtype);
   Axes axes = reduce_axes(self.dim(), dim);
   return functional(meta, [&](DType r, const Shape& s) {
     return drop_axes(norm_value(self, norm_ord(p), axes, r, dtype), axes, s);

@@ -1,6 +1,7 @@
 // Reads and writes along one dim at indices from a tensor: gather, the scatter family
 // (scatter, scatter_add, scatter_reduce) and index_add/index_copy/index_fill. Each is a
 // Gather or Scatter node whose element index is computed, and checked, in the kernel.
+#include <ATen/MetaFunctions.h>
 #include <ATen/Dispatch.h>
 #include <ATen/MemoryOverlap.h>
 #include <torch/library.h>
@@ -88,7 +89,7 @@ Tensor& gather_into(const Tensor& self, int64_t dim, const Tensor& index, Tensor
 
 Tensor gather_fn(const Tensor& self, int64_t dim, const Tensor& index, bool sparse_grad) {
   check_operands("gather", {self, index});
-  Tensor meta = at::gather(to_meta(self), dim, to_meta(index), sparse_grad);
+  Tensor meta = at::meta::gather(to_meta(self), dim, to_meta(index), sparse_grad);
   Tensor out = result_like(meta);
   return gather_into(self, dim, index, out);
 }
@@ -96,7 +97,7 @@ Tensor gather_fn(const Tensor& self, int64_t dim, const Tensor& index, bool spar
 Tensor& gather_out(const Tensor& self, int64_t dim, const Tensor& index, bool sparse_grad,
                    Tensor& out) {
   check_operands("gather", {self, index, out});
-  Tensor meta = at::gather(to_meta(self), dim, to_meta(index), sparse_grad);
+  Tensor meta = at::meta::gather(to_meta(self), dim, to_meta(index), sparse_grad);
   match_out(out, meta);
   at::assert_no_internal_overlap(out);
   at::assert_no_overlap(out, self);
@@ -205,7 +206,7 @@ Tensor& scatter_reduce_two_into(const Tensor& self, int64_t dim, const Tensor& i
                                 Tensor& out) {
   check_operands("scatter_reduce", {self, index, src});
   Tensor meta =
-      at::scatter_reduce(to_meta(self), dim, to_meta(index), to_meta(src), reduce, include_self);
+      at::meta::scatter_reduce(to_meta(self), dim, to_meta(index), to_meta(src), reduce, include_self);
   if (reduce == "amax" || reduce == "amin") {
     std::string kernel = "scatter_gather_tensor_cpu_reduce_" + std::string(reduce);
     check_not_complex(kernel.c_str(), self.scalar_type());
@@ -240,7 +241,7 @@ Tensor& scatter_reduce_two_into(const Tensor& self, int64_t dim, const Tensor& i
 Tensor scatter_reduce_two_fn(const Tensor& self, int64_t dim, const Tensor& index,
                              const Tensor& src, c10::string_view reduce, bool include_self) {
   Tensor meta =
-      at::scatter_reduce(to_meta(self), dim, to_meta(index), to_meta(src), reduce, include_self);
+      at::meta::scatter_reduce(to_meta(self), dim, to_meta(index), to_meta(src), reduce, include_self);
   Tensor out = result_like(meta);
   return scatter_reduce_two_into(self, dim, index, src, reduce, include_self, out);
 }
@@ -403,7 +404,7 @@ Tensor& index_reduce_out(const Tensor& self, int64_t dim, const Tensor& index, c
 Tensor& index_copy_into(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
                         Tensor& out) {
   check_operands("index_copy", {self, index, source});
-  Tensor meta = at::index_copy(to_meta(self), dim, to_meta(index), to_meta(source));
+  Tensor meta = at::meta::index_copy(to_meta(self), dim, to_meta(index), to_meta(source));
   dim = at::maybe_wrap_dim(dim, self.dim());
   EngineLock g(engine_mutex());
   start_from(out, self, meta, {index, source});
@@ -416,7 +417,7 @@ Tensor& index_copy_into(const Tensor& self, int64_t dim, const Tensor& index, co
 }
 
 Tensor index_copy_fn(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source) {
-  Tensor out = result_like(at::index_copy(to_meta(self), dim, to_meta(index), to_meta(source)));
+  Tensor out = result_like(at::meta::index_copy(to_meta(self), dim, to_meta(index), to_meta(source)));
   return index_copy_into(self, dim, index, source, out);
 }
 Tensor& index_copy_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& source) {

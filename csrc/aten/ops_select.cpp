@@ -2,6 +2,7 @@
 // cummax/cummin (two scans), searchsorted/bucketize (a binary search unrolled into the
 // graph), isin (matches over every test element, one fused reduction), aminmax, histc,
 // bincount (histogram has a file of its own).
+#include <ATen/MetaFunctions.h>
 #include <ATen/ATen.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/TensorUtils.h>
@@ -176,7 +177,7 @@ Tensor& isin_tt_out(const Tensor& elements, const Tensor& test, bool assume_uniq
 }
 Tensor isin_tt(const Tensor& elements, const Tensor& test, bool assume_unique, bool invert) {
   check_operands("isin", {elements, test});
-  Tensor out = result_like(at::isin(to_meta(elements), to_meta(test), assume_unique, invert));
+  Tensor out = result_like(at::meta::isin(to_meta(elements), to_meta(test), assume_unique, invert));
   return isin_into(elements, test, invert, out);
 }
 Tensor& isin_ts_out(const Tensor& elements, const c10::Scalar& test, bool assume_unique,
@@ -220,7 +221,7 @@ std::tuple<Tensor&, Tensor&> aminmax_out(const Tensor& self, c10::optional<int64
 std::tuple<Tensor, Tensor> aminmax_fn(const Tensor& self, c10::optional<int64_t> dim,
                                       bool keepdim) {
   check_operands("aminmax", {self});
-  auto meta = at::aminmax(to_meta(self), dim, keepdim);
+  auto meta = at::meta::aminmax(to_meta(self), dim, keepdim);
   Tensor min = result_like(std::get<0>(meta)), max = result_like(std::get<1>(meta));
   aminmax_out(self, dim, keepdim, min, max);
   return {min, max};

@@ -155,7 +155,7 @@ void check_tri(const Tensor& self) {
 
 template <bool kUpper>
 Tensor tri_fn(const Tensor& self, int64_t k) {
-  Tensor meta = kUpper ? at::triu(to_meta(self), k) : at::tril(to_meta(self), k);
+  Tensor meta = kUpper ? at::meta::triu(to_meta(self), k) : at::meta::tril(to_meta(self), k);
   check_tri(self);
   EngineLock g(engine_mutex());
   Tensor out = result_like(meta);

@@ -2,6 +2,7 @@
 // their own; the normalisation fuses into the consumer), and 1.13's private attention.
 #include <torch/library.h>
 
+#include <ATen/MetaFunctions.h>
 #include <ATen/native/Resize.h>
 
 #include "aten/op_util.h"
@@ -32,8 +33,8 @@ NodeRef softmax_value(const Tensor& self, int64_t dim, bool log, DType out) {
 }
 
 Tensor softmax_impl(const Tensor& self, int64_t dim, bool half_to_float, bool log) {
-  Tensor meta = log ? at::_log_softmax(to_meta(self), dim, half_to_float)
-                    : at::_softmax(to_meta(self), dim, half_to_float);
+  Tensor meta = log ? at::meta::_log_softmax(to_meta(self), dim, half_to_float)
+                    : at::meta::_softmax(to_meta(self), dim, half_to_float);
   // The CPU names its kernel by whether the softmax runs over the last dim.
   bool last = self.dim() <= 1 || at::maybe_wrap_dim(dim, self.dim()) == self.dim() - 1;
   std::string kernel = std::string(log ? "log_" : "") +

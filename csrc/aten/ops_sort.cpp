@@ -3,6 +3,7 @@
 // stable for equal keys), producing values and Int64 indices. kthvalue, median and mode
 // select on the host the way the CPU does, so that among equal values they report the same
 // index.
+#include <ATen/MetaFunctions.h>
 #include <ATen/Dispatch.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/native/Resize.h>
@@ -332,7 +333,7 @@ void sort_into(const Tensor& self, int64_t dim, bool descending, int64_t k, cons
 std::tuple<Tensor, Tensor> sort_stable(const Tensor& self, c10::optional<bool> stable, int64_t dim,
                                        bool descending) {
   check_operands("sort", {self});
-  auto meta = at::sort(to_meta(self), stable, dim, descending);
+  auto meta = at::meta::sort(to_meta(self), stable, dim, descending);
   Tensor values = result_like(std::get<0>(meta)), indices = result_like(std::get<1>(meta));
   sort_into(self, dim, descending, self.dim() == 0 ? 1 : self.size(at::maybe_wrap_dim(dim, self.dim())),
             values, indices);
@@ -343,7 +344,7 @@ std::tuple<Tensor&, Tensor&> sort_values_stable(const Tensor& self, c10::optiona
                                                 int64_t dim, bool descending, Tensor& values,
                                                 Tensor& indices) {
   check_operands("sort", {self, values, indices});
-  auto meta = at::sort(to_meta(self), stable, dim, descending);
+  auto meta = at::meta::sort(to_meta(self), stable, dim, descending);
   at::native::resize_output(values, std::get<0>(meta).sizes());
   at::native::resize_output(indices, std::get<1>(meta).sizes());
   TORCH_CHECK(indices.scalar_type() == at::kLong, "sort(): indices must be a Long tensor");
@@ -359,7 +360,7 @@ Tensor argsort_stable(const Tensor& self, bool stable, int64_t dim, bool descend
 std::tuple<Tensor, Tensor> topk_fn(const Tensor& self, int64_t k, int64_t dim, bool largest,
                                    bool sorted) {
   check_operands("topk", {self});
-  auto meta = at::topk(to_meta(self), k, dim, largest, sorted);
+  auto meta = at::meta::topk(to_meta(self), k, dim, largest, sorted);
   Tensor values = result_like(std::get<0>(meta)), indices = result_like(std::get<1>(meta));
   sort_into(self, dim, largest, k, values, indices);
   return {values, indices};
@@ -368,7 +369,7 @@ std::tuple<Tensor, Tensor> topk_fn(const Tensor& self, int64_t k, int64_t dim, b
 std::tuple<Tensor&, Tensor&> topk_values(const Tensor& self, int64_t k, int64_t dim, bool largest,
                                          bool sorted, Tensor& values, Tensor& indices) {
   check_operands("topk", {self, values, indices});
-  auto meta = at::topk(to_meta(self), k, dim, largest, sorted);
+  auto meta = at::meta::topk(to_meta(self), k, dim, largest, sorted);
   at::native::resize_output(values, std::get<0>(meta).sizes());
   at::native::resize_output(indices, std::get<1>(meta).sizes());
   sort_into(self, dim, largest, k, values, indices);

@@ -3,6 +3,7 @@
 // linalg_cross. Each formula follows the CPU kernel of torch 1.13 (its vectorized
 // path where the scalar one differs), and each op raises the CPU's error for the dtypes
 // that kernel has no code for.
+#include <ATen/MetaFunctions.h>
 #include <ATen/ATen.h>
 #include <torch/library.h>
 
@@ -137,7 +138,7 @@ Tensor logit_fn(const Tensor& self, c10::optional<double> eps) {
   check_logit_dtype(self);
   // logit is a float unary TensorIterator on the CPU, as sigmoid is: sigmoid's meta
   // function lays out its result (PyTorch's meta logit is Python).
-  Tensor m = at::sigmoid(to_meta(self));
+  Tensor m = at::meta::sigmoid(to_meta(self));
   const DType t = to_loom(m.scalar_type());
   return pointwise_result(m, {self}, [&](const V& v) { return logit(v[0], eps, t); });
 }
@@ -175,7 +176,7 @@ Tensor& logit_backward_into(const Tensor& dy, const Tensor& self, c10::optional<
 Tensor logit_backward_fn(const Tensor& dy, const Tensor& self, c10::optional<double> eps) {
   check_operands("logit_backward", {dy, self});
   check_logit_backward_dtype(dy, self);
-  Tensor m = at::logit_backward(to_meta(dy), to_meta(self), eps);
+  Tensor m = at::meta::logit_backward(to_meta(dy), to_meta(self), eps);
   const DType t = to_loom(m.scalar_type());
   return pointwise_result(m, {dy, self}, [&](const V& v) { return logit_grad(v[0], v[1], eps, t); });
 }
@@ -210,7 +211,7 @@ Tensor& round_decimals_into(const Tensor& self, int64_t decimals, Tensor& out) {
 Tensor round_decimals_fn(const Tensor& self, int64_t decimals) {
   check_operands("round", {self});
   check_round_dtype(self, decimals);
-  Tensor m = at::round(to_meta(self), decimals);
+  Tensor m = at::meta::round(to_meta(self), decimals);
   const DType t = to_loom(m.scalar_type());
   return pointwise_result(m, {self}, [&](const V& v) { return round_decimals(v[0], decimals, t); });
 }
@@ -278,7 +279,7 @@ Tensor& linalg_cross_into(const Tensor& self, const Tensor& other, int64_t dim, 
 }
 Tensor linalg_cross_fn(const Tensor& self, const Tensor& other, int64_t dim) {
   check_operands("linalg_cross", {self, other});
-  Tensor m = at::linalg_cross(to_meta(self), to_meta(other), dim);
+  Tensor m = at::meta::linalg_cross(to_meta(self), to_meta(other), dim);
   Tensor out = locked_result(m);
   return linalg_cross_into(self, other, dim, out);
 }

@@ -1,5 +1,6 @@
 // Ternary elementwise ops (where, clamp, lerp, addcmul, addcdiv) and fill, in their
 // functional, in-place and out= forms.
+#include <ATen/MetaFunctions.h>
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
 
@@ -78,7 +79,7 @@ c10::optional<Tensor> wrap_opt(const c10::optional<c10::Scalar>& s) {
 }
 
 Tensor clamp_t_fn(const Tensor& x, const c10::optional<Tensor>& lo, const c10::optional<Tensor>& hi) {
-  return functional([&] { return at::clamp(to_meta(x), to_meta(lo), to_meta(hi)); },
+  return functional([&] { return at::meta::clamp(to_meta(x), to_meta(lo), to_meta(hi)); },
                     [&](const Shape& s, DType r) { return clamp_value(x, lo, hi, s, r); });
 }
 Tensor& clamp_t_out(const Tensor& x, const c10::optional<Tensor>& lo,
@@ -86,7 +87,7 @@ Tensor& clamp_t_out(const Tensor& x, const c10::optional<Tensor>& lo,
   Tensor mo = to_meta(out);
   at::clamp_outf(to_meta(x), to_meta(lo), to_meta(hi), mo);
   match_out(out, mo);
-  return into(out, [&] { return at::clamp(to_meta(x), to_meta(lo), to_meta(hi)); },
+  return into(out, [&] { return at::meta::clamp(to_meta(x), to_meta(lo), to_meta(hi)); },
               [&](const Shape& s, DType r) { return clamp_value(x, lo, hi, s, r); });
 }
 Tensor& clamp_t_ip(Tensor& x, const c10::optional<Tensor>& lo, const c10::optional<Tensor>& hi) {
@@ -98,7 +99,7 @@ Tensor& clamp_t_ip(Tensor& x, const c10::optional<Tensor>& lo, const c10::option
 }
 Tensor clamp_fn(const Tensor& x, const c10::optional<c10::Scalar>& lo,
                 const c10::optional<c10::Scalar>& hi) {
-  Tensor meta = at::clamp(to_meta(x), lo, hi);
+  Tensor meta = at::meta::clamp(to_meta(x), lo, hi);
   EngineLock g(engine_mutex());
   Tensor out = result_like(meta);
   assign(out, clamp_value(x, wrap_opt(lo), wrap_opt(hi), out_shape(out), dtype_of(meta)));
@@ -118,7 +119,7 @@ Tensor& clamp_out(const Tensor& x, const c10::optional<c10::Scalar>& lo,
   Tensor mo = to_meta(out);
   at::clamp_outf(to_meta(x), lo, hi, mo);
   match_out(out, mo);
-  return into(out, [&] { return at::clamp(to_meta(x), lo, hi); }, [&](const Shape& s, DType t) {
+  return into(out, [&] { return at::meta::clamp(to_meta(x), lo, hi); }, [&](const Shape& s, DType t) {
     return clamp_value(x, wrap_opt(lo), wrap_opt(hi), s, t);
   });
 }
@@ -143,11 +144,11 @@ NodeRef lerp_value(const Tensor& a, const Tensor& b, const Tensor& w, const Shap
   return where(small, lo, hi);
 }
 Tensor lerp_t_fn(const Tensor& a, const Tensor& b, const Tensor& w) {
-  return functional([&] { return at::lerp(to_meta(a), to_meta(b), to_meta(w)); },
+  return functional([&] { return at::meta::lerp(to_meta(a), to_meta(b), to_meta(w)); },
                     [&](const Shape& s, DType r) { return lerp_value(a, b, w, s, r); });
 }
 Tensor lerp_s_fn(const Tensor& a, const Tensor& b, const c10::Scalar& w) {
-  return functional([&] { return at::lerp(to_meta(a), to_meta(b), w); },
+  return functional([&] { return at::meta::lerp(to_meta(a), to_meta(b), w); },
                     [&](const Shape& s, DType r) { return lerp_value(a, b, wrap(w), s, r); });
 }
 Tensor& lerp_t_ip(Tensor& a, const Tensor& b, const Tensor& w) {
@@ -168,14 +169,14 @@ Tensor& lerp_t_out(const Tensor& a, const Tensor& b, const Tensor& w, Tensor& ou
   Tensor mo = to_meta(out);
   at::lerp_outf(to_meta(a), to_meta(b), to_meta(w), mo);
   match_out(out, mo);
-  return into(out, [&] { return at::lerp(to_meta(a), to_meta(b), to_meta(w)); },
+  return into(out, [&] { return at::meta::lerp(to_meta(a), to_meta(b), to_meta(w)); },
               [&](const Shape& s, DType r) { return lerp_value(a, b, w, s, r); });
 }
 Tensor& lerp_s_out(const Tensor& a, const Tensor& b, const c10::Scalar& w, Tensor& out) {
   Tensor mo = to_meta(out);
   at::lerp_outf(to_meta(a), to_meta(b), w, mo);
   match_out(out, mo);
-  return into(out, [&] { return at::lerp(to_meta(a), to_meta(b), w); },
+  return into(out, [&] { return at::meta::lerp(to_meta(a), to_meta(b), w); },
               [&](const Shape& s, DType r) { return lerp_value(a, b, wrap(w), s, r); });
 }
 

@@ -3,6 +3,7 @@
 // four (cubic) input coordinates along its dim, computed by index arithmetic with the CPU kernel's
 // float formulas, so the forward is a fused gather; the backward adds each gradient, weighted, into
 // the elements it read from. The .vec overloads are composites over these in 1.13.
+#include <ATen/MetaFunctions.h>
 #include <ATen/native/UpSample.h>
 #include <torch/library.h>
 
@@ -310,65 +311,65 @@ at::IntArrayRef ints(SymSizes s) { return LOOM_INT_SIZES(s); }
 
 Tensor nearest1d(const Tensor& self, SymSizes os, OptScale s) {
   check_operands("upsample_nearest1d", {self});
-  return upsample_forward(self, at::upsample_nearest1d(to_meta(self), ints(os), s), {s},
+  return upsample_forward(self, at::meta::upsample_nearest1d(to_meta(self), ints(os), s), {s},
                           Mode::Nearest, false);
 }
 Tensor nearest2d(const Tensor& self, SymSizes os, OptScale sh, OptScale sw) {
   check_operands("upsample_nearest2d", {self});
-  return upsample_forward(self, at::upsample_nearest2d(to_meta(self), ints(os), sh, sw), {sh, sw},
+  return upsample_forward(self, at::meta::upsample_nearest2d(to_meta(self), ints(os), sh, sw), {sh, sw},
                           Mode::Nearest, false);
 }
 Tensor nearest3d(const Tensor& self, SymSizes os, OptScale sd, OptScale sh, OptScale sw) {
   check_operands("upsample_nearest3d", {self});
-  return upsample_forward(self, at::upsample_nearest3d(to_meta(self), ints(os), sd, sh, sw),
+  return upsample_forward(self, at::meta::upsample_nearest3d(to_meta(self), ints(os), sd, sh, sw),
                           {sd, sh, sw}, Mode::Nearest, false);
 }
 Tensor nearest_exact1d(const Tensor& self, SymSizes os, OptScale s) {
   check_operands("_upsample_nearest_exact1d", {self});
-  return upsample_forward(self, at::_upsample_nearest_exact1d(to_meta(self), ints(os), s), {s},
+  return upsample_forward(self, at::meta::_upsample_nearest_exact1d(to_meta(self), ints(os), s), {s},
                           Mode::NearestExact, false);
 }
 Tensor nearest_exact2d(const Tensor& self, SymSizes os, OptScale sh, OptScale sw) {
   check_operands("_upsample_nearest_exact2d", {self});
-  return upsample_forward(self, at::_upsample_nearest_exact2d(to_meta(self), ints(os), sh, sw),
+  return upsample_forward(self, at::meta::_upsample_nearest_exact2d(to_meta(self), ints(os), sh, sw),
                           {sh, sw}, Mode::NearestExact, false);
 }
 Tensor nearest_exact3d(const Tensor& self, SymSizes os, OptScale sd, OptScale sh, OptScale sw) {
   check_operands("_upsample_nearest_exact3d", {self});
-  return upsample_forward(self, at::_upsample_nearest_exact3d(to_meta(self), ints(os), sd, sh, sw),
+  return upsample_forward(self, at::meta::_upsample_nearest_exact3d(to_meta(self), ints(os), sd, sh, sw),
                           {sd, sh, sw}, Mode::NearestExact, false);
 }
 
 Tensor nearest1d_bwd(const Tensor& g, SymSizes os, SymSizes is, OptScale s) {
   check_operands("upsample_nearest1d_backward", {g});
-  Tensor m = at::upsample_nearest1d_backward(to_meta(g), ints(os), ints(is), s);
+  Tensor m = at::meta::upsample_nearest1d_backward(to_meta(g), ints(os), ints(is), s);
   return upsample_backward(g, os, is, m, {s}, Mode::Nearest, false);
 }
 Tensor nearest2d_bwd(const Tensor& g, SymSizes os, SymSizes is, OptScale sh, OptScale sw) {
   check_operands("upsample_nearest2d_backward", {g});
-  Tensor m = at::upsample_nearest2d_backward(to_meta(g), ints(os), ints(is), sh, sw);
+  Tensor m = at::meta::upsample_nearest2d_backward(to_meta(g), ints(os), ints(is), sh, sw);
   return upsample_backward(g, os, is, m, {sh, sw}, Mode::Nearest, false);
 }
 Tensor nearest3d_bwd(const Tensor& g, SymSizes os, SymSizes is, OptScale sd, OptScale sh,
                      OptScale sw) {
   check_operands("upsample_nearest3d_backward", {g});
-  Tensor m = at::upsample_nearest3d_backward(to_meta(g), ints(os), ints(is), sd, sh, sw);
+  Tensor m = at::meta::upsample_nearest3d_backward(to_meta(g), ints(os), ints(is), sd, sh, sw);
   return upsample_backward(g, os, is, m, {sd, sh, sw}, Mode::Nearest, false);
 }
 Tensor nearest_exact1d_bwd(const Tensor& g, SymSizes os, SymSizes is, OptScale s) {
   check_operands("_upsample_nearest_exact1d_backward", {g});
-  Tensor m = at::_upsample_nearest_exact1d_backward(to_meta(g), ints(os), ints(is), s);
+  Tensor m = at::meta::_upsample_nearest_exact1d_backward(to_meta(g), ints(os), ints(is), s);
   return upsample_backward(g, os, is, m, {s}, Mode::NearestExact, false);
 }
 Tensor nearest_exact2d_bwd(const Tensor& g, SymSizes os, SymSizes is, OptScale sh, OptScale sw) {
   check_operands("_upsample_nearest_exact2d_backward", {g});
-  Tensor m = at::_upsample_nearest_exact2d_backward(to_meta(g), ints(os), ints(is), sh, sw);
+  Tensor m = at::meta::_upsample_nearest_exact2d_backward(to_meta(g), ints(os), ints(is), sh, sw);
   return upsample_backward(g, os, is, m, {sh, sw}, Mode::NearestExact, false);
 }
 Tensor nearest_exact3d_bwd(const Tensor& g, SymSizes os, SymSizes is, OptScale sd, OptScale sh,
                            OptScale sw) {
   check_operands("_upsample_nearest_exact3d_backward", {g});
-  Tensor m = at::_upsample_nearest_exact3d_backward(to_meta(g), ints(os), ints(is), sd, sh, sw);
+  Tensor m = at::meta::_upsample_nearest_exact3d_backward(to_meta(g), ints(os), ints(is), sd, sh, sw);
   return upsample_backward(g, os, is, m, {sd, sh, sw}, Mode::NearestExact, false);
 }
 
@@ -404,46 +405,46 @@ Tensor vec3d_bwd(const Tensor& g, OptSizes output_size, SymSizes input_size, Sca
 
 Tensor linear1d(const Tensor& self, SymSizes os, bool ac, OptScale s) {
   check_operands("upsample_linear1d", {self});
-  return upsample_forward(self, at::upsample_linear1d(to_meta(self), ints(os), ac, s), {s},
+  return upsample_forward(self, at::meta::upsample_linear1d(to_meta(self), ints(os), ac, s), {s},
                           Mode::Linear, ac);
 }
 Tensor bilinear2d(const Tensor& self, SymSizes os, bool ac, OptScale sh, OptScale sw) {
   check_operands("upsample_bilinear2d", {self});
-  return upsample_forward(self, at::upsample_bilinear2d(to_meta(self), ints(os), ac, sh, sw),
+  return upsample_forward(self, at::meta::upsample_bilinear2d(to_meta(self), ints(os), ac, sh, sw),
                           {sh, sw}, Mode::Linear, ac);
 }
 Tensor trilinear3d(const Tensor& self, SymSizes os, bool ac, OptScale sd, OptScale sh,
                    OptScale sw) {
   check_operands("upsample_trilinear3d", {self});
-  return upsample_forward(self, at::upsample_trilinear3d(to_meta(self), ints(os), ac, sd, sh, sw),
+  return upsample_forward(self, at::meta::upsample_trilinear3d(to_meta(self), ints(os), ac, sd, sh, sw),
                           {sd, sh, sw}, Mode::Linear, ac);
 }
 Tensor linear1d_bwd(const Tensor& g, SymSizes os, SymSizes is, bool ac, OptScale s) {
   check_operands("upsample_linear1d_backward", {g});
-  Tensor m = at::upsample_linear1d_backward(to_meta(g), ints(os), ints(is), ac, s);
+  Tensor m = at::meta::upsample_linear1d_backward(to_meta(g), ints(os), ints(is), ac, s);
   return upsample_backward(g, os, is, m, {s}, Mode::Linear, ac);
 }
 Tensor bilinear2d_bwd(const Tensor& g, SymSizes os, SymSizes is, bool ac, OptScale sh,
                       OptScale sw) {
   check_operands("upsample_bilinear2d_backward", {g});
-  Tensor m = at::upsample_bilinear2d_backward(to_meta(g), ints(os), ints(is), ac, sh, sw);
+  Tensor m = at::meta::upsample_bilinear2d_backward(to_meta(g), ints(os), ints(is), ac, sh, sw);
   return upsample_backward(g, os, is, m, {sh, sw}, Mode::Linear, ac);
 }
 Tensor trilinear3d_bwd(const Tensor& g, SymSizes os, SymSizes is, bool ac, OptScale sd, OptScale sh,
                        OptScale sw) {
   check_operands("upsample_trilinear3d_backward", {g});
-  Tensor m = at::upsample_trilinear3d_backward(to_meta(g), ints(os), ints(is), ac, sd, sh, sw);
+  Tensor m = at::meta::upsample_trilinear3d_backward(to_meta(g), ints(os), ints(is), ac, sd, sh, sw);
   return upsample_backward(g, os, is, m, {sd, sh, sw}, Mode::Linear, ac);
 }
 
 Tensor bicubic2d(const Tensor& self, SymSizes os, bool ac, OptScale sh, OptScale sw) {
   check_operands("upsample_bicubic2d", {self});
-  return upsample_forward(self, at::upsample_bicubic2d(to_meta(self), ints(os), ac, sh, sw),
+  return upsample_forward(self, at::meta::upsample_bicubic2d(to_meta(self), ints(os), ac, sh, sw),
                           {sh, sw}, Mode::Cubic, ac);
 }
 Tensor bicubic2d_bwd(const Tensor& g, SymSizes os, SymSizes is, bool ac, OptScale sh, OptScale sw) {
   check_operands("upsample_bicubic2d_backward", {g});
-  Tensor m = at::upsample_bicubic2d_backward(to_meta(g), ints(os), ints(is), ac, sh, sw);
+  Tensor m = at::meta::upsample_bicubic2d_backward(to_meta(g), ints(os), ints(is), ac, sh, sw);
   return upsample_backward(g, os, is, m, {sh, sw}, Mode::Cubic, ac);
 }
 
