@@ -17,6 +17,16 @@
 
 namespace loom::aten {
 
+// NOTE [C++ meta functions]: an op's meta call, on the to_meta stand-ins of its operands,
+// runs its structured kernel's C++ meta function directly (at::meta::add, at::meta::mm,
+// ...: the functions the dispatcher's Meta kernel wraps in 1.13) where it has one, not
+// through the dispatcher: torch 2.x registers Python meta functions over them for the
+// Meta key, which lay some results out otherwise (contiguous where TensorIterator permutes),
+// word errors otherwise ("Attempting to broadcast a dimension ..." where the CPU says "The
+// size of tensor a (3) must match ...", "a must be 2D" for mm) and cost tens of us a call.
+// Ops without a structured kernel (abs, masked_fill, the logical ops, arange) still go
+// through the dispatcher.
+
 // A meta tensor with t's sizes, strides, dtype (and wrapped-number flag, which type
 // promotion depends on). CPU scalars stay scalars; undefined stays undefined.
 at::Tensor to_meta(const at::Tensor& t);

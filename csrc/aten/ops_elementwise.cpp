@@ -146,12 +146,9 @@ Tensor& plain_unary_into(Op op, Tensor& self, c10::ScalarType t) {
   return plain_into(self, t, value);
 }
 
-// NOTE [C++ meta functions]: the meta calls of the elementwise ops run the structured
-// kernels' C++ meta functions directly (at::meta::add, ...), not through the dispatcher:
-// torch 2.x registers Python meta functions over them for the Meta key, which lay some
-// results out otherwise, word errors otherwise ("Attempting to broadcast a dimension ..."
-// where the CPU says "The size of tensor a (3) must match ...") and cost tens of us a call.
-// The few ops with no structured kernel (abs, the logical ops) go through the dispatcher.
+// The elementwise ops' meta calls by name (NOTE [C++ meta functions]): the structured ones'
+// C++ functions, and the few ops with no structured kernel (abs, the logical ops) through
+// the dispatcher.
 namespace meta_ns {
 using namespace at::meta;
 #define LOOM_DISPATCHED_META(name)                                                     \
