@@ -40,9 +40,9 @@ Tensor host_copy(const Tensor& self) {
   return self.is_contiguous() ? view : view.clone(at::MemoryFormat::Contiguous);
 }
 
-// A Loom tensor of `sizes` holding the host tensor's values.
-Tensor to_loom_tensor(const Tensor& host, c10::IntArrayRef sizes) {
-  Tensor out = empty_loom(sizes, host.scalar_type());
+// A contiguous Loom tensor holding the host tensor's values.
+Tensor to_loom_tensor(const Tensor& host) {
+  Tensor out = empty_loom(host.sizes(), host.scalar_type());
   if (host.numel() > 0) {
     Tensor h = host.contiguous();
     EngineLock g(engine_mutex());
@@ -56,7 +56,7 @@ Tensor long_host(c10::IntArrayRef sizes) { return at::empty(sizes, at::kLong); }
 // A Loom tensor of a host result's values, sizes and strides (results of the CPU's kernels
 // are dense, some of them permuted: unique along a dim).
 Tensor to_loom_layout(const Tensor& host) {
-  if (!host.is_non_overlapping_and_dense()) return to_loom_tensor(host, host.sizes());
+  if (!host.is_non_overlapping_and_dense()) return to_loom_tensor(host);
   Tensor out = empty_loom(host.sizes(), host.strides(), host.scalar_type());
   if (host.numel() > 0) {
     // Dense: the elements fill [lowest address, + numel) whatever the order of the strides.
@@ -304,7 +304,7 @@ std::tuple<Tensor, Tensor, Tensor> unique2(const Tensor& self, bool sorted, bool
   AT_DISPATCH_ALL_TYPES_AND2(at::kBFloat16, at::kBool, self.scalar_type(), "unique", [&] {
     std::tie(v, i, c) = unique_values<scalar_t>(in, sorted, inverse, counts);
   });
-  return {to_loom_tensor(v, v.sizes()), to_loom_tensor(i, i.sizes()), to_loom_tensor(c, c.sizes())};
+  return to_loom_results({v, i, c});
 }
 
 std::tuple<Tensor, Tensor> unique1(const Tensor& self, bool sorted, bool inverse) {
@@ -324,7 +324,7 @@ std::tuple<Tensor, Tensor, Tensor> unique_consecutive(const Tensor& self, bool i
   AT_DISPATCH_ALL_TYPES_AND2(at::kBFloat16, at::kBool, self.scalar_type(), "unique", [&] {
     std::tie(v, i, c) = consecutive_values<scalar_t>(in, inverse, counts);
   });
-  return {to_loom_tensor(v, v.sizes()), to_loom_tensor(i, i.sizes()), to_loom_tensor(c, c.sizes())};
+  return to_loom_results({v, i, c});
 }
 
 std::tuple<Tensor, Tensor, Tensor> unique_dim(const Tensor& self, int64_t dim, bool /*sorted*/,
