@@ -2,14 +2,18 @@
 // pooling), run through that kernel instead of the CPU fallback.
 //
 // NOTE [Out forms by their functional op]: `name.out(args..., *, out...)` (or `.grad_input`,
-// `.output`) first runs on meta copies of all its tensors: a structured op's meta kernel makes
-// the CPU's checks (out dtypes, shapes) and resizes the meta outs as it would resize the real
-// ones, which the outs then match. An op with no meta kernel gets resize_output's rule and
-// the dtype check its CPU kernel makes. Then the functional overload `name` computes the
-// results on Loom, and they are stored into the outs, lazily like any write.
+// `.output`) runs the functional overload `name` on Loom, which makes the CPU's checks of the
+// inputs, and stores its results into the outs, lazily like any write. Before the store each
+// out gets what the CPU's kernel does to it: a structured kernel's set_output (the out's dtype
+// must be the result's, "Expected out tensor to have dtype ..."; resize_output; a resized out
+// takes the result's strides), an unstructured one resize_output and the dtype check it makes.
+// Not the meta kernel: torch 2.x replaced many by Python functions that skip the out checks.
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
+
+#include <set>
+#include <string>
 
 #include "aten/op_util.h"
 
@@ -19,9 +23,15 @@ namespace {
 
 bool is_out(const c10::Argument& a) { return a.alias_info() && a.alias_info()->isWrite(); }
 
-c10::IValue meta_of(const c10::IValue& v) {
-  if (v.isTensor()) return to_meta(v.toTensor());
-  return v;
+// The ops of the list below with no structured CPU kernel (the same in torch 1.13 and 2.6).
+const std::set<std::string>& unstructured_ops() {
+  static const std::set<std::string> ops = {
+      "aten::reflection_pad2d", "aten::reflection_pad2d_backward",
+      "aten::replication_pad2d_backward", "aten::replication_pad3d_backward",
+      "aten::max_pool3d_with_indices", "aten::max_pool3d_with_indices_backward",
+      "aten::adaptive_avg_pool2d", "aten::adaptive_avg_pool3d",
+      "aten::adaptive_avg_pool3d_backward", "aten::fractional_max_pool3d_backward"};
+  return ops;
 }
 
 void out_by_functional(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
@@ -35,18 +45,6 @@ void out_by_functional(const c10::OperatorHandle& op, torch::jit::Stack* stack) 
     if (v.isTensor() && v.toTensor().defined())
       check_operands(schema.name().c_str(), {v.toTensor()});
 
-  std::vector<at::Tensor> meta_outs;
-  {
-    torch::jit::Stack ms;
-    for (const c10::IValue& v : args) ms.push_back(meta_of(v));
-    for (size_t p : outs) meta_outs.push_back(ms[p].toTensor());
-    try {
-      op.callBoxed(&ms);
-    } catch (const c10::NotImplementedError&) {
-      meta_outs.clear();  // no meta kernel
-    }
-  }
-
   // adaptive_avg_pool3d_backward's functional form is _adaptive_avg_pool3d_backward.
   auto functional = c10::Dispatcher::singleton().findSchema({schema.name(), ""});
   if (!functional.has_value())
@@ -59,11 +57,16 @@ void out_by_functional(const c10::OperatorHandle& op, torch::jit::Stack* stack) 
   TORCH_INTERNAL_ASSERT(fs.size() == outs.size(), schema.name(), ": ", fs.size(), " results for ",
                         outs.size(), " outputs");
 
+  const bool structured = !unstructured_ops().count(schema.name());
   for (size_t k = 0; k < outs.size(); ++k) {
     at::Tensor out = args[outs[k]].toTensor();
     const at::Tensor r = fs[k].toTensor();
-    if (!meta_outs.empty()) {
-      match_out(out, meta_outs[k]);
+    if (structured) {
+      // The structured kernel's set_output for an out (resize_out in RegisterCPU.cpp).
+      TORCH_CHECK(out.scalar_type() == r.scalar_type(), "Expected out tensor to have dtype ",
+                  r.dtype(), ", but got ", out.dtype(), " instead");
+      if (at::native::resize_output(out, r.sizes()) && out.strides() != r.strides())
+        out.as_strided_(r.sizes(), r.strides());
     } else {
       // The CPU's unstructured kernels: adaptive average pooling checks the dtype itself;
       // the others find it when they take the out's data pointer.
