@@ -23,9 +23,11 @@ DType dtype_of(const Tensor& t) { return to_loom(t.scalar_type()); }
 NodeRef cf(double v, DType t, const Shape& s) { return constant(Scalar::of_float(v), t, s); }
 NodeRef ci(int64_t v, DType t, const Shape& s) { return constant(Scalar::of_int(v), t, s); }
 
-// Resizes `out` to the meta result of an out= factory, as PyTorch does.
+// Resizes `out` to the meta result of an out= sequence as the CPU kernels do: only when the
+// numbers of elements differ (NOTE [Sequences into any shape]; torch 2.x's Python metas
+// resize the meta out to one dimension whatever it held).
 void resize_like(Tensor& out, const Tensor& meta) {
-  if (out.sizes() != meta.sizes()) out.resize_(meta.sizes());
+  if (out.numel() != meta.numel()) out.resize_(meta.sizes());
 }
 
 // NOTE [Sequences into any shape]: arange, range, linspace and logspace keep an out= tensor
@@ -130,13 +132,23 @@ int64_t vector_bytes() {
   return bytes;
 }
 
+// Whether the running torch's CPU linspace computes in vector blocks (1.13) or each element
+// by the two-sided formula (later releases dropped the vector loop). In blocks, int64's
+// lanes step by the step truncated to an integer: linspace(-2, 9, 36) holds 0 at index 10
+// where the formula gives 1.
+bool cpu_linspace_vectorized() {
+  static const bool blocks = at::linspace(-2, 9, 36, at::kLong)[10].item<int64_t>() == 0;
+  return blocks;
+}
+
 // Values agree with CPU's to within an ulp of max(|start|, |end|) where the CPU's build
 // contracted differently; its compiler formed an fma of each base's product and sum (`start +
 // step * i`, and the lanes' `base + j * step`), which Loom computes as such (MulAdd) for
 // float and double; half types round after every operation.
 // CPU's loop: within full vector blocks of `vec` elements, element c + j of the vector at c
 // is base(c) + j * step, with base(c) the two-sided formula at c, rounded to the result
-// type; the tail uses the formula per element. Emulated for the single-task case. `a`, `b`
+// type; the tail uses the formula per element. Emulated for the single-task case, and only
+// where the CPU has the blocks (vec = 0: it has not). `a`, `b`
 // and `st` are start, end and step as the CPU computes them in `c`; the result has dtype `t`.
 template <class T>
 void parts_of(const T& v, double* out) { out[0] = static_cast<double>(v); }
@@ -163,7 +175,7 @@ NodeRef linspace_value(double a, double b, double st, DType t, DType c, int64_t 
   };
   NodeRef i = flat_index(c, s);
   NodeRef v = formula(i);
-  if (steps <= at::internal::GRAIN_SIZE && steps >= 2 * vec) {
+  if (vec > 0 && steps <= at::internal::GRAIN_SIZE && steps >= 2 * vec) {
     NodeRef j = binary(Op::Fmod, i, cf(double(vec), c, s));
     NodeRef base = formula(binary(Op::Sub, i, j));
     NodeRef in_vec = binary(Op::Lt, i, cf(double(steps / (2 * vec) * 2 * vec), c, s));
@@ -202,7 +214,7 @@ Tensor& linspace_out(const c10::Scalar& start, const c10::Scalar& end, int64_t s
         std::is_same<scalar_t, at::BFloat16>::value || std::is_same<scalar_t, c10::complex<float>>::value)
       c = DType::Float32;
   });
-  const int64_t vec = vector_bytes() / int64_t(out.element_size());
+  const int64_t vec = cpu_linspace_vectorized() ? vector_bytes() / int64_t(out.element_size()) : 0;
   DType part = real_part_dtype(t);
   NodeRef v = linspace_value(a[0], b[0], st[0], part, c, steps, vec, s);
   if (is_complex(t))

@@ -62,14 +62,22 @@ Tensor& randperm_out(int64_t n, c10::optional<at::Generator> gen, Tensor& out) {
   return out;
 }
 
-void check_floating(const Tensor& self, const char* kernel) {
-  TORCH_CHECK(at::isFloatingType(self.scalar_type()), "\"", kernel, "\" not implemented for '",
-              toString(self.scalar_type()), "'");
-}
 
 // Uniform [0, 1) in the type that `self`'s values are computed in.
 DType rand_dtype(const Tensor& self) {
   return self.scalar_type() == at::kDouble ? DType::Float64 : DType::Float32;
+}
+
+// NOTE [Checks of random fills]: an in-place random fill makes the argument and dtype checks
+// of the running torch's CPU kernel by calling it: it fills one element of self's dtype with
+// a generator of its own, so that the default generator's stream is untouched. torch 2.x's
+// Python meta functions for these ops skip most checks, and its texts differ from 1.13's
+// ("Cauchy distribution is a continuous probability distribution..."). bernoulli_ checks
+// float16 as float: 1.13's CPU has no float16 kernel, and Loom fills float16 all the same.
+void cpu_fill_checks(c10::ScalarType t, const std::function<void(Tensor&, at::Generator)>& fill) {
+  thread_local at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(0);
+  Tensor one = at::empty({1}, at::TensorOptions().dtype(t));
+  fill(one, gen);
 }
 
 // A complex tensor is filled as its parts, like the CPU does (normal_: each part gets
@@ -80,8 +88,7 @@ Tensor& uniform_ip(Tensor& self, double from, double to, c10::optional<at::Gener
     uniform_ip(parts, from, to, gen);
     return self;
   }
-  check_floating(self, "check_uniform_bounds");
-  to_meta(self).uniform_(from, to);
+  cpu_fill_checks(self.scalar_type(), [&](Tensor& t, at::Generator g) { t.uniform_(from, to, g); });
   uint64_t seed = next_seed(gen);
   EngineLock g(engine_mutex());
   DType c = rand_dtype(self);
@@ -98,8 +105,7 @@ Tensor& normal_ip(Tensor& self, double mean, double std, c10::optional<at::Gener
     normal_ip(parts, mean, std / std::sqrt(2), gen);
     return self;
   }
-  check_floating(self, "normal_kernel_cpu");
-  to_meta(self).normal_(mean, std);
+  cpu_fill_checks(self.scalar_type(), [&](Tensor& t, at::Generator g) { t.normal_(mean, std, g); });
   uint64_t seed = next_seed(gen);
   EngineLock g(engine_mutex());
   DType c = rand_dtype(self);
@@ -195,9 +201,25 @@ Tensor& normal_out_value(Tensor& out, const Tensor& meta_out, const c10::optiona
   normal_into(out, mean_t, mean, std_t, std, seed, checked);
   return out;
 }
+// Whether the running torch's normal(Tensor mean, float std, out=) broadcasts the mean with the
+// out's own shape (2.x: an out of shape (2, *mean) keeps it; one of a shape that does not
+// broadcast raises) instead of resizing the out to the mean's (1.13). Its meta function, a
+// Python one in 2.x, resizes as 1.13 did: one call of the CPU's kernel, with a generator of
+// its own, tells.
+bool cpu_normal_broadcasts_out() {
+  static const bool broadcasts = [] {
+    at::Tensor out = at::empty({3, 2});
+    at::normal_outf(at::zeros({2}), 1.0, at::make_generator<at::CPUGeneratorImpl>(0), out);
+    return out.dim() == 2;
+  }();
+  return broadcasts;
+}
+
 Tensor& normal_tf_out(const Tensor& mean, double std, c10::optional<at::Generator> gen, Tensor& out) {
   Tensor mo = to_meta(out);
   at::normal_outf(to_meta(mean), std, c10::nullopt, mo);
+  if (cpu_normal_broadcasts_out())
+    mo = at::empty(at::infer_size(mean.sizes(), out.sizes()), mo.options());
   return normal_out_value(out, mo, mean, 0, c10::nullopt, std, gen);
 }
 Tensor& normal_ft_out(double mean, const Tensor& std, c10::optional<at::Generator> gen, Tensor& out) {
@@ -213,9 +235,7 @@ Tensor& normal_tt_out(const Tensor& mean, const Tensor& std, c10::optional<at::G
 }
 
 Tensor& exponential_ip(Tensor& self, double lambd, c10::optional<at::Generator> gen) {
-  check_floating(self, "exponential_cpu");
-  TORCH_CHECK(lambd >= 0.0, "exponential_ expects lambda >= 0.0, but found lambda=", lambd);
-  to_meta(self).exponential_(lambd);
+  cpu_fill_checks(self.scalar_type(), [&](Tensor& t, at::Generator g) { t.exponential_(lambd, g); });
   uint64_t seed = next_seed(gen);
   EngineLock g(engine_mutex());
   DType c = rand_dtype(self);
@@ -240,7 +260,7 @@ Tensor& random_transform(Tensor& self, c10::optional<at::Generator> gen, bool no
   return self;
 }
 Tensor& cauchy_ip(Tensor& self, double median, double sigma, c10::optional<at::Generator> gen) {
-  check_floating(self, "cauchy_cpu");
+  cpu_fill_checks(self.scalar_type(), [&](Tensor& t, at::Generator g) { t.cauchy_(median, sigma, g); });
   return random_transform(self, gen, false, [&](const NodeRef& u, const Shape& s) {
     NodeRef angle = binary(Op::Mul, cf(3.14159265358979323846, DType::Float64, s),
                            binary(Op::Sub, u, cf(0.5, DType::Float64, s)));
@@ -249,17 +269,14 @@ Tensor& cauchy_ip(Tensor& self, double median, double sigma, c10::optional<at::G
   });
 }
 Tensor& log_normal_ip(Tensor& self, double mean, double std, c10::optional<at::Generator> gen) {
-  TORCH_CHECK(std > 0.0, "log_normal_ expects std > 0.0, but found std=", std);
-  check_floating(self, "log_normal_cpu");
+  cpu_fill_checks(self.scalar_type(), [&](Tensor& t, at::Generator g) { t.log_normal_(mean, std, g); });
   return random_transform(self, gen, true, [&](const NodeRef& n, const Shape& s) {
     return unary(Op::Exp, binary(Op::Add, cf(mean, DType::Float64, s),
                                  binary(Op::Mul, cf(std, DType::Float64, s), n)));
   });
 }
 Tensor& geometric_ip(Tensor& self, double p, c10::optional<at::Generator> gen) {
-  TORCH_CHECK(0 < p && p < 1, "geometric_ expects p to be in (0, 1), but got p=", p);
-  TORCH_CHECK(self.scalar_type() != at::kBool && !self.is_complex(),
-              "\"geometric_cpu\" not implemented for '", c10::toString(self.scalar_type()), "'");
+  cpu_fill_checks(self.scalar_type(), [&](Tensor& t, at::Generator g) { t.geometric_(p, g); });
   return random_transform(self, gen, false, [&](const NodeRef& u, const Shape& s) {
     // ceil(log(v) / log(1 - p)) with v = 1 - u in (0, 1]: the draws at least 1.
     NodeRef v = unary(Op::Log1p, unary(Op::Neg, u));
@@ -274,9 +291,8 @@ NodeRef bernoulli_value(const Tensor& self, const NodeRef& p, uint64_t seed) {
 
 Tensor& bernoulli_float_ip(Tensor& self, double p, c10::optional<at::Generator> gen) {
   at::assert_no_internal_overlap(self);
-  check_not_complex("bernoulli_scalar_cpu_", self.scalar_type());
-  TORCH_CHECK(0 <= p && p <= 1, "bernoulli_ expects p to be in [0, 1], but got p=", p);
-  to_meta(self).bernoulli_(p);
+  cpu_fill_checks(self.scalar_type() == at::kHalf ? at::kFloat : self.scalar_type(),
+                  [&](Tensor& t, at::Generator g) { t.bernoulli_(p, g); });
   uint64_t seed = next_seed(gen);
   EngineLock g(engine_mutex());
   assign(self, bernoulli_value(self, cf(p, DType::Float64, out_shape(self)), seed));
@@ -329,8 +345,7 @@ int64_t default_to_inc(const Tensor& self) {
 }
 
 Tensor& random_ip(Tensor& self, c10::optional<at::Generator> gen) {
-  check_not_complex("random_kernel_cpu", self.scalar_type());
-  to_meta(self).random_();
+  cpu_fill_checks(self.scalar_type(), [](Tensor& t, at::Generator g) { t.random_(g); });
   random_fill(self, 0, default_to_inc(self), gen);
   return self;
 }
@@ -348,7 +363,7 @@ void held_bounds(const Tensor& self, int64_t& from, c10::optional<int64_t>& to) 
 }
 
 Tensor& random_to_ip(Tensor& self, int64_t to, c10::optional<at::Generator> gen) {
-  to_meta(self).random_(to);
+  cpu_fill_checks(self.scalar_type(), [&](Tensor& t, at::Generator g) { t.random_(to, g); });
   int64_t from = 0;
   c10::optional<int64_t> t = to;
   held_bounds(self, from, t);
@@ -358,7 +373,7 @@ Tensor& random_to_ip(Tensor& self, int64_t to, c10::optional<at::Generator> gen)
 
 Tensor& random_from_ip(Tensor& self, int64_t from, c10::optional<int64_t> to,
                        c10::optional<at::Generator> gen) {
-  to_meta(self).random_(from, to);
+  cpu_fill_checks(self.scalar_type(), [&](Tensor& t, at::Generator g) { t.random_(from, to, g); });
   held_bounds(self, from, to);
   random_fill(self, from, to.has_value() ? *to - 1 : default_to_inc(self), gen);
   return self;
