@@ -127,14 +127,14 @@ Tensor gelu_fn(const Tensor& self, c10::string_view approximate) {
 Tensor& gelu_ip(Tensor& self, c10::string_view approximate) {
   check_approximate(approximate);
   Tensor m = to_meta(self);
-  at::gelu_(m, approximate);
+  at::meta::gelu_(m, approximate);
   check_floating("gelu", self.scalar_type());
   return pointwise_into(self, {self}, [&](const V& v) { return gelu(v[0], approximate); });
 }
 Tensor& gelu_out(const Tensor& self, c10::string_view approximate, Tensor& out) {
   check_approximate(approximate);
   Tensor mo = to_meta(out);
-  at::gelu_outf(to_meta(self), approximate, mo);
+  at::meta::gelu_outf(to_meta(self), approximate, mo);
   check_floating("gelu", self.scalar_type());
   match_out(out, mo);
   return pointwise_into(out, {self}, [&](const V& v) { return gelu(v[0], approximate); });
@@ -150,7 +150,7 @@ Tensor& gelu_backward_out(const Tensor& dy, const Tensor& self, c10::string_view
                           Tensor& out) {
   check_approximate(approximate);
   Tensor mo = to_meta(out);
-  at::gelu_backward_outf(to_meta(dy), to_meta(self), approximate, mo);
+  at::meta::gelu_backward_outf(to_meta(dy), to_meta(self), approximate, mo);
   check_floating("gelu_backward", out.scalar_type());
   match_out(out, mo);
   return pointwise_into(out, {dy, self},
@@ -159,20 +159,31 @@ Tensor& gelu_backward_out(const Tensor& dy, const Tensor& self, c10::string_view
 
 // --- activations without arguments: silu, mish, hardswish, hardsigmoid ---
 
+// The meta functions of these activations (NOTE [C++ meta functions]); hardswish has no
+// structured kernel: its meta calls go through the dispatcher.
+namespace activation_meta {
+using namespace at::meta;
+inline Tensor hardswish(const Tensor& a) { return at::hardswish(a); }
+inline Tensor& hardswish_(Tensor& a) { return at::hardswish_(a); }
+inline Tensor hardswish_backward(const Tensor& dy, const Tensor& a) {
+  return at::hardswish_backward(dy, a);
+}
+}  // namespace activation_meta
+
 #define LOOM_ACTIVATION(name)                                                     \
   Tensor name##_fn(const Tensor& self) {                                          \
-    Tensor meta = at::name(to_meta(self));                                        \
+    Tensor meta = activation_meta::name(to_meta(self));                           \
     check_floating(#name, self.scalar_type());                                    \
     return pointwise_result(meta, {self}, [](const V& v) { return name(v[0]); }); \
   }                                                                               \
   Tensor& name##_ip(Tensor& self) {                                               \
     Tensor m = to_meta(self);                                                     \
-    at::name##_(m);                                                               \
+    activation_meta::name##_(m);                                                  \
     check_floating(#name, self.scalar_type());                                    \
     return pointwise_into(self, {self}, [](const V& v) { return name(v[0]); });   \
   }                                                                               \
   Tensor& name##_out(const Tensor& self, Tensor& out) {                           \
-    Tensor meta = at::name(to_meta(self));                                        \
+    Tensor meta = activation_meta::name(to_meta(self));                           \
     check_floating(#name, self.scalar_type());                                    \
     resize_as_meta(out, meta);                                                    \
     return pointwise_into(out, {self}, [](const V& v) { return name(v[0]); });    \
@@ -182,7 +193,7 @@ Tensor& gelu_backward_out(const Tensor& dy, const Tensor& self, c10::string_view
 // the composite from autograd (double backward), so only silu's out= form is Loom's.
 #define LOOM_ACTIVATION_BACKWARD(name)                                               \
   Tensor name##_backward_fn(const Tensor& dy, const Tensor& self) {                  \
-    Tensor meta = at::name##_backward(to_meta(dy), to_meta(self));                   \
+    Tensor meta = activation_meta::name##_backward(to_meta(dy), to_meta(self));      \
     check_floating(#name "_backward", meta.scalar_type());                           \
     return pointwise_result(meta, {dy, self},                                        \
                             [](const V& v) { return name##_backward(v[0], v[1]); }); \
@@ -190,7 +201,7 @@ Tensor& gelu_backward_out(const Tensor& dy, const Tensor& self, c10::string_view
 
 #define LOOM_ACTIVATION_BACKWARD_OUT(name)                                         \
   Tensor& name##_backward_out(const Tensor& dy, const Tensor& self, Tensor& out) { \
-    Tensor meta = at::name##_backward(to_meta(dy), to_meta(self));                 \
+    Tensor meta = activation_meta::name##_backward(to_meta(dy), to_meta(self));    \
     check_floating(#name "_backward", meta.scalar_type());                         \
     resize_as_meta(out, meta);                                                     \
     return pointwise_into(out, {dy, self},                                         \
@@ -214,14 +225,14 @@ NodeRef tanh_backward(const NodeRef& dy, const NodeRef& y) { return dy * (1.0 - 
 
 #define LOOM_OUTPUT_BACKWARD(name)                                                               \
   Tensor name##_backward_fn(const Tensor& dy, const Tensor& y) {                                 \
-    Tensor meta = at::name##_backward(to_meta(dy), to_meta(y));                                  \
+    Tensor meta = at::meta::name##_backward(to_meta(dy), to_meta(y));                            \
     check_floating(#name "_backward", meta.scalar_type());                                       \
     return pointwise_result(meta, {dy, y},                                                       \
                             [](const V& v) { return name##_backward(v[0], v[1]); });             \
   }                                                                                              \
   Tensor& name##_backward_out(const Tensor& dy, const Tensor& y, Tensor& out) {                  \
     Tensor mo = to_meta(out);                                                                    \
-    at::name##_backward_outf(to_meta(dy), to_meta(y), mo);                                       \
+    at::meta::name##_backward_outf(to_meta(dy), to_meta(y), mo);                                 \
     check_floating(#name "_backward", out.scalar_type());                                        \
     match_out(out, mo);                                                                          \
     return pointwise_into(out, {dy, y}, [](const V& v) { return name##_backward(v[0], v[1]); }); \
@@ -246,13 +257,13 @@ Tensor leaky_relu_fn(const Tensor& self, const Scalar& slope) {
 }
 Tensor& leaky_relu_ip(Tensor& self, const Scalar& slope) {
   Tensor m = to_meta(self);
-  at::leaky_relu_(m, slope);
+  at::meta::leaky_relu_(m, slope);
   check_floating("leaky_relu", self.scalar_type());
   return pointwise_into(self, {self}, [&](const V& v) { return leaky_relu(v[0], slope); });
 }
 Tensor& leaky_relu_out(const Tensor& self, const Scalar& slope, Tensor& out) {
   Tensor mo = to_meta(out);
-  at::leaky_relu_outf(to_meta(self), slope, mo);
+  at::meta::leaky_relu_outf(to_meta(self), slope, mo);
   check_floating("leaky_relu", self.scalar_type());
   match_out(out, mo);
   return pointwise_into(out, {self}, [&](const V& v) { return leaky_relu(v[0], slope); });
@@ -269,7 +280,7 @@ Tensor leaky_relu_backward_fn(const Tensor& dy, const Tensor& self, const Scalar
 Tensor& leaky_relu_backward_out(const Tensor& dy, const Tensor& self, const Scalar& slope,
                                 bool self_is_result, Tensor& out) {
   Tensor mo = to_meta(out);
-  at::leaky_relu_backward_outf(to_meta(dy), to_meta(self), slope, self_is_result, mo);
+  at::meta::leaky_relu_backward_outf(to_meta(dy), to_meta(self), slope, self_is_result, mo);
   check_floating("leaky_relu_backward", out.scalar_type());
   match_out(out, mo);
   return pointwise_into(out, {dy, self},
@@ -286,14 +297,14 @@ Tensor elu_fn(const Tensor& self, const Scalar& alpha, const Scalar& scale, cons
 }
 Tensor& elu_ip(Tensor& self, const Scalar& alpha, const Scalar& scale, const Scalar& iscale) {
   Tensor m = to_meta(self);
-  at::elu_(m, alpha, scale, iscale);
+  at::meta::elu_(m, alpha, scale, iscale);
   check_floating("elu", self.scalar_type());
   return pointwise_into(self, {self}, [&](const V& v) { return elu(v[0], alpha, scale, iscale); });
 }
 Tensor& elu_out(const Tensor& self, const Scalar& alpha, const Scalar& scale, const Scalar& iscale,
                 Tensor& out) {
   Tensor mo = to_meta(out);
-  at::elu_outf(to_meta(self), alpha, scale, iscale, mo);
+  at::meta::elu_outf(to_meta(self), alpha, scale, iscale, mo);
   check_floating("elu", self.scalar_type());
   match_out(out, mo);
   return pointwise_into(out, {self}, [&](const V& v) { return elu(v[0], alpha, scale, iscale); });
@@ -309,7 +320,7 @@ Tensor elu_backward_fn(const Tensor& dy, const Scalar& alpha, const Scalar& scal
 Tensor& elu_backward_out(const Tensor& dy, const Scalar& alpha, const Scalar& scale,
                          const Scalar& iscale, bool is_result, const Tensor& b, Tensor& out) {
   Tensor mo = to_meta(out);
-  at::elu_backward_outf(to_meta(dy), alpha, scale, iscale, is_result, to_meta(b), mo);
+  at::meta::elu_backward_outf(to_meta(dy), alpha, scale, iscale, is_result, to_meta(b), mo);
   check_floating("elu_backward", out.scalar_type());
   match_out(out, mo);
   return pointwise_into(out, {dy, b}, [&](const V& v) {
@@ -327,7 +338,7 @@ Tensor softplus_fn(const Tensor& self, const Scalar& beta, const Scalar& thresho
 }
 Tensor& softplus_out(const Tensor& self, const Scalar& beta, const Scalar& threshold, Tensor& out) {
   Tensor mo = to_meta(out);
-  at::softplus_outf(to_meta(self), beta, threshold, mo);
+  at::meta::softplus_outf(to_meta(self), beta, threshold, mo);
   check_floating("softplus", self.scalar_type());
   match_out(out, mo);
   return pointwise_into(out, {self}, [&](const V& v) { return softplus(v[0], beta, threshold); });
@@ -342,7 +353,7 @@ Tensor softplus_backward_fn(const Tensor& dy, const Tensor& self, const Scalar& 
 Tensor& softplus_backward_out(const Tensor& dy, const Tensor& self, const Scalar& beta,
                               const Scalar& threshold, Tensor& out) {
   Tensor mo = to_meta(out);
-  at::softplus_backward_outf(to_meta(dy), to_meta(self), beta, threshold, mo);
+  at::meta::softplus_backward_outf(to_meta(dy), to_meta(self), beta, threshold, mo);
   check_floating("softplus_backward", out.scalar_type());
   match_out(out, mo);
   return pointwise_into(out, {dy, self},
@@ -378,7 +389,7 @@ Tensor& hardtanh_ip(Tensor& self, const Scalar& lo, const Scalar& hi) {
 Tensor& hardtanh_out(const Tensor& self, const Scalar& lo, const Scalar& hi, Tensor& out) {
   auto [l, h] = hardtanh_limits(self, lo, hi);
   Tensor mo = to_meta(out);
-  at::clamp_outf(to_meta(self), l, h, mo);
+  at::meta::clamp_outf(to_meta(self), l, h, mo);
   match_out(out, mo);
   return pointwise_into(out, {self}, [&](const V& v) { return hardtanh(v[0], l, h); });
 }
@@ -475,7 +486,7 @@ Tensor wrap(const Scalar& s) {
 #define LOOM_CLAMP_ONE(name, OP)                                           \
   Tensor name##_t_fn(const Tensor& self, const Tensor& b) {                \
     check_operands(#name, {self, b});                                      \
-    Tensor meta = at::name(to_meta(self), to_meta(b));                     \
+    Tensor meta = at::meta::name(to_meta(self), to_meta(b));               \
     EngineLock g(engine_mutex());                                          \
     Tensor out = result_like(meta);                                        \
     assign(out, clamp_one<Op::OP>(self, b, out, meta));                    \
@@ -483,7 +494,7 @@ Tensor wrap(const Scalar& s) {
   }                                                                        \
   Tensor& name##_t_ip(Tensor& self, const Tensor& b) {                     \
     check_operands(#name "_", {self, b});                                  \
-    Tensor meta = at::name(to_meta(self), to_meta(b));                     \
+    Tensor meta = at::meta::name(to_meta(self), to_meta(b));               \
     to_meta(self).name##_(to_meta(b));                                     \
     EngineLock g(engine_mutex());                                          \
     assign(self, clamp_one<Op::OP>(self, b, self, meta));                  \
@@ -492,16 +503,16 @@ Tensor wrap(const Scalar& s) {
   Tensor& name##_t_out(const Tensor& self, const Tensor& b, Tensor& out) { \
     check_operands(#name, {self, b, out});                                 \
     Tensor mo = to_meta(out);                                              \
-    at::name##_outf(to_meta(self), to_meta(b), mo);                        \
+    at::meta::name##_outf(to_meta(self), to_meta(b), mo);                  \
     match_out(out, mo);                                                    \
-    Tensor meta = at::name(to_meta(self), to_meta(b));                     \
+    Tensor meta = at::meta::name(to_meta(self), to_meta(b));               \
     EngineLock g(engine_mutex());                                          \
     assign(out, clamp_one<Op::OP>(self, b, out, meta));                    \
     return out;                                                            \
   }                                                                        \
   Tensor name##_s_fn(const Tensor& self, const Scalar& b) {                \
     check_operands(#name, {self});                                         \
-    Tensor meta = at::name(to_meta(self), b);                              \
+    Tensor meta = at::meta::name(to_meta(self), b);                        \
     EngineLock g(engine_mutex());                                          \
     Tensor out = result_like(meta);                                        \
     assign(out, clamp_one<Op::OP>(self, wrap(b), out, meta));              \
@@ -509,7 +520,7 @@ Tensor wrap(const Scalar& s) {
   }                                                                        \
   Tensor& name##_s_ip(Tensor& self, const Scalar& b) {                     \
     check_operands(#name "_", {self});                                     \
-    Tensor meta = at::name(to_meta(self), b);                              \
+    Tensor meta = at::meta::name(to_meta(self), b);                        \
     to_meta(self).name##_(b);                                              \
     EngineLock g(engine_mutex());                                          \
     assign(self, clamp_one<Op::OP>(self, wrap(b), self, meta));            \
@@ -518,9 +529,9 @@ Tensor wrap(const Scalar& s) {
   Tensor& name##_s_out(const Tensor& self, const Scalar& b, Tensor& out) { \
     check_operands(#name, {self, out});                                    \
     Tensor mo = to_meta(out);                                              \
-    at::name##_outf(to_meta(self), b, mo);                                 \
+    at::meta::name##_outf(to_meta(self), b, mo);                           \
     match_out(out, mo);                                                    \
-    Tensor meta = at::name(to_meta(self), b);                              \
+    Tensor meta = at::meta::name(to_meta(self), b);                        \
     EngineLock g(engine_mutex());                                          \
     assign(out, clamp_one<Op::OP>(self, wrap(b), out, meta));              \
     return out;                                                            \

@@ -3,6 +3,7 @@
 // fallback. Where the CPU's kernel is itself device-generic code (tensordot.out,
 // mvlgamma.out, native_dropout and its backward, _assert_async), it is registered as is.
 #include <ATen/ATen.h>
+#include <ATen/MetaFunctions.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/_assert_async_native.h>
 #include <ATen/ops/mvlgamma_native.h>
@@ -49,7 +50,8 @@ Tensor& addmm_activation_out(const Tensor& self, const Tensor& mat1, const Tenso
                              const c10::Scalar& beta, const c10::Scalar& alpha, bool use_gelu,
                              Tensor& out) {
   Tensor mo = to_meta(out);
-  at::_addmm_activation_outf(to_meta(self), to_meta(mat1), to_meta(mat2), beta, alpha, use_gelu, mo);
+  at::meta::_addmm_activation_outf(to_meta(self), to_meta(mat1), to_meta(mat2), beta, alpha,
+                                   use_gelu, mo);
   at::native::resize_output(out, mo.sizes());
   // The functional form is composed from this one: addmm, then relu or exact gelu in place.
   at::addmm_out(out, self, mat1, mat2, beta, alpha);
@@ -59,7 +61,7 @@ Tensor& addmm_activation_out(const Tensor& self, const Tensor& mat1, const Tenso
 Tensor& norm_dtype_out(const Tensor& self, const c10::optional<c10::Scalar>& p,
                        at::IntArrayRef dim, bool keepdim, at::ScalarType dtype, Tensor& out) {
   Tensor mo = to_meta(out);
-  at::norm_outf(to_meta(self), p, dim, keepdim, dtype, mo);
+  at::meta::norm_outf(to_meta(self), p, dim, keepdim, dtype, mo);
   at::native::resize_output(out, mo.sizes());
   return out.copy_(at::norm(self, p, dim, keepdim, dtype));
 }

@@ -230,7 +230,7 @@ LOOM_UNARY_OPS(LOOM_UNARY)
 Tensor isnan_fn(const Tensor& self) {
   if (plain(self)) return plain_unary(Op::IsNan, self, at::kBool);
   Tensor m = to_meta(self);
-  return unary_fn(Op::IsNan, self, at::ne(m, m));
+  return unary_fn(Op::IsNan, self, at::meta::ne(m, m));
 }
 
 // The CPU's relu: bools refused, then clamp_min(self, 0). Its meta function here, as
@@ -454,7 +454,7 @@ Tensor div_mode_fn(const Tensor& a, const Tensor& b, c10::optional<c10::string_v
 }
 Tensor& div_mode_ip(Tensor& a, const Tensor& b, c10::optional<c10::string_view> mode) {
   Tensor ma = to_meta(a), mb = to_meta(b);
-  Tensor r = at::div(ma, mb, mode);
+  Tensor r = at::meta::div(ma, mb, mode);
   ma.div_(mb, mode);
   check_result_fits(r, a);
   return into(a, [&] { return r; },
@@ -463,9 +463,9 @@ Tensor& div_mode_ip(Tensor& a, const Tensor& b, c10::optional<c10::string_view> 
 Tensor& div_mode_out(const Tensor& a, const Tensor& b, c10::optional<c10::string_view> mode,
                      Tensor& out) {
   Tensor ma = to_meta(a), mb = to_meta(b), mo = to_meta_out(out, a, ma, b, mb);
-  at::div_outf(ma, mb, mode, mo);
+  at::meta::div_outf(ma, mb, mode, mo);
   match_out(out, mo);
-  return into(out, [&] { return at::div(ma, mb, mode); },
+  return into(out, [&] { return at::meta::div(ma, mb, mode); },
               [&](const Shape& s, DType t) { return binary_value(div_mode_op(mode), a, b, s, t); });
 }
 Tensor floor_divide_fn(const Tensor& a, const Tensor& b) { return div_mode_fn(a, b, "floor"); }
@@ -509,7 +509,7 @@ Tensor pow_s_fn(const Tensor& a, const c10::Scalar& e) {
 }
 Tensor& pow_s_ip(Tensor& a, const c10::Scalar& e) {
   Tensor ma = to_meta(a);
-  Tensor r = at::pow(ma, e);
+  Tensor r = at::meta::pow(ma, e);
   ma.pow_(e);
   check_result_fits(r, a);
   return into(a, [&] { return r; },
@@ -517,9 +517,9 @@ Tensor& pow_s_ip(Tensor& a, const c10::Scalar& e) {
 }
 Tensor& pow_s_out(const Tensor& a, const c10::Scalar& e, Tensor& out) {
   Tensor ma = to_meta(a), mo = to_meta(out);
-  at::pow_outf(ma, e, mo);
+  at::meta::pow_outf(ma, e, mo);
   match_out(out, mo);
-  return into(out, [&] { return at::pow(ma, e); },
+  return into(out, [&] { return at::meta::pow(ma, e); },
               [&](const Shape& s, DType t) { return pow_scalar_value(a, e, s, t); });
 }
 

@@ -2,6 +2,7 @@
 // scalar_tensor). zeros/ones/full/*_like and rand/randn/randint are composite in PyTorch and
 // route to empty + fill_ or to these (random fills: ops_random.cpp).
 #include <ATen/Dispatch.h>
+#include <ATen/MetaFunctions.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/Version.h>
 #include <ATen/Parallel.h>
@@ -24,8 +25,7 @@ NodeRef cf(double v, DType t, const Shape& s) { return constant(Scalar::of_float
 NodeRef ci(int64_t v, DType t, const Shape& s) { return constant(Scalar::of_int(v), t, s); }
 
 // Resizes `out` to the meta result of an out= sequence as the CPU kernels do: only when the
-// numbers of elements differ (NOTE [Sequences into any shape]; torch 2.x's Python metas
-// resize the meta out to one dimension whatever it held).
+// numbers of elements differ (NOTE [Sequences into any shape]).
 void resize_like(Tensor& out, const Tensor& meta) {
   if (out.numel() != meta.numel()) out.resize_(meta.sizes());
 }
@@ -60,7 +60,7 @@ Tensor& arange_out(const c10::Scalar& start, const c10::Scalar& end, const c10::
                    Tensor& out) {
   check_not_complex("arange_cpu", out.scalar_type());
   Tensor meta = to_meta(out);
-  at::arange_outf(start, end, step, meta);
+  at::meta::arange_outf(start, end, step, meta);
   resize_like(out, meta);
   check_sequence_out(out);
   EngineLock g(engine_mutex());
@@ -187,7 +187,7 @@ NodeRef linspace_value(double a, double b, double st, DType t, DType c, int64_t 
 
 Tensor& linspace_out(const c10::Scalar& start, const c10::Scalar& end, int64_t steps, Tensor& out) {
   Tensor meta = to_meta(out);
-  at::linspace_outf(start, end, steps, meta);
+  at::meta::linspace_outf(start, end, steps, meta);
   TORCH_CHECK(out.scalar_type() != at::kBool, "\"linspace_cpu\" not implemented for 'Bool'");
   resize_like(out, meta);
   if (steps == 0) return out;

@@ -24,7 +24,7 @@ NodeRef sigmoid(const NodeRef& x) { return unary(Op::Sigmoid, x); }
 Tensor& glu_into(const Tensor& self, int64_t dim, Tensor& out) {
   check_operands("glu", {self, out});
   Tensor ms = to_meta(self), mo = to_meta_out(out, self, ms);
-  at::glu_outf(ms, dim, mo);
+  at::meta::glu_outf(ms, dim, mo);
   check_kernel_dtype("glu_cpu", mo.scalar_type(), kFloat);
   match_out(out, mo);
   dim = c10::maybe_wrap_dim(dim, self.dim());

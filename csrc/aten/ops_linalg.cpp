@@ -392,7 +392,7 @@ Tensor& addmv_out(const Tensor& self, const Tensor& mat, const Tensor& vec, cons
                   const c10::Scalar& alpha, Tensor& out) {
   check_operands("addmv", {self, mat, vec, out});
   Tensor mo = to_meta(out);
-  at::addmv_outf(to_meta(self), to_meta(mat), to_meta(vec), beta, alpha, mo);
+  at::meta::addmv_outf(to_meta(self), to_meta(mat), to_meta(vec), beta, alpha, mo);
   match_out(out, mo);
   return addmv_into(self, mat, vec, beta, alpha, out);
 }

@@ -313,7 +313,7 @@ Tensor& xlogy_ip(Tensor& self, const Tensor& other) {
 Tensor& xlogy_out(const Tensor& self, const Tensor& other, Tensor& out) {
   check_operands("xlogy", {self, other, out});
   Tensor mo = to_meta(out);
-  at::xlogy_outf(to_meta(self), to_meta(other), mo);
+  at::meta::xlogy_outf(to_meta(self), to_meta(other), mo);
   match_out(out, mo);
   return pointwise_into(out, {self, other}, [](const V& v) { return xlogy(v[0], v[1]); });
 }

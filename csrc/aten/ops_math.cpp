@@ -166,7 +166,7 @@ Tensor nextafter_meta(const Tensor& a, const Tensor& b, const Tensor& ma, const 
   static const CpuVerdicts verdicts;
   verdicts.check(a.scalar_type(), b.scalar_type(),
                  [&] { at::nextafter(probe_like(a), probe_like(b)); });
-  return laid_out_as(layout, at::nextafter(ma, mb));
+  return laid_out_as(layout, at::meta::nextafter(ma, mb));
 }
 
 Tensor& nextafter_into(const Tensor& a, const Tensor& b, Tensor& out) {
@@ -175,7 +175,7 @@ Tensor& nextafter_into(const Tensor& a, const Tensor& b, Tensor& out) {
   check_in_place_shape(out, a, m);
   check_result_fits(m, out);
   Tensor mo = to_meta_out(out, a, ma, b, mb);
-  at::nextafter_outf(ma, mb, mo);
+  at::meta::nextafter_outf(ma, mb, mo);
   match_out(out, m);
   EngineLock g(engine_mutex());
   const Shape shape = shape_of(out.sizes());
@@ -201,7 +201,7 @@ Tensor& signbit_into(const Tensor& self, Tensor& out) {
   check_operands("signbit", {self, out});
   check_signbit_dtype(self);
   Tensor ms = to_meta(self), mo = to_meta_out(out, self, ms);
-  at::signbit_outf(ms, mo);
+  at::meta::signbit_outf(ms, mo);
   match_out(out, mo);
   EngineLock g(engine_mutex());
   NodeRef x = operand(self, shape_of(out.sizes()), math_of(to_loom(self.scalar_type())));
@@ -232,8 +232,8 @@ Tensor& isinf_sign_into(const Tensor& self, Tensor& out) {
   check_operands(name, {self, out});
   check_isinf_sign_dtype<kPositive>(self);
   Tensor ms = to_meta(self), mo = to_meta_out(out, self, ms);
-  if (kPositive) at::isposinf_outf(ms, mo);
-  else at::isneginf_outf(ms, mo);
+  if (kPositive) at::meta::isposinf_outf(ms, mo);
+  else at::meta::isneginf_outf(ms, mo);
   match_out(out, mo);
   EngineLock g(engine_mutex());
   const Shape shape = shape_of(out.sizes());
@@ -354,9 +354,9 @@ NodeRef inside(const NodeRef& x, const NodeRef& l) { return both(ge(x, -l), le(x
     check_operands(#name, {self, out});                                                 \
     name##_check(self.scalar_type(), lambd);                                            \
     Tensor ms = to_meta(self);                                                          \
-    check_result_fits(at::name(ms, lambd), out);                                        \
+    check_result_fits(at::meta::name(ms, lambd), out);                                  \
     Tensor mo = to_meta_out(out, self, ms);                                             \
-    at::name##_outf(ms, lambd, mo);                                                     \
+    at::meta::name##_outf(ms, lambd, mo);                                               \
     match_out(out, mo);                                                                 \
     const DType t = to_loom(mo.scalar_type());                                          \
     return pointwise_into(out, {self}, [&](const V& v) {                               \
@@ -367,7 +367,7 @@ NodeRef inside(const NodeRef& x, const NodeRef& l) { return both(ge(x, -l), le(x
   Tensor name##_fn(const Tensor& self, const c10::Scalar& lambd) {                      \
     check_operands(#name, {self});                                                      \
     name##_check(self.scalar_type(), lambd);                                            \
-    Tensor out = locked_result(at::name(to_meta(self), lambd));                         \
+    Tensor out = locked_result(at::meta::name(to_meta(self), lambd));                   \
     return name##_into(self, lambd, out);                                               \
   }
 
@@ -388,7 +388,7 @@ LOOM_SHRINK(softshrink,
     Tensor mg = to_meta(grad), ms = to_meta(self);                                        \
     name##_check(grad, self);                                                             \
     Tensor mo = to_meta_out(out, grad, mg, self, ms);                                     \
-    at::name##_outf(mg, ms, lambd, mo);                                                   \
+    at::meta::name##_outf(mg, ms, lambd, mo);                                             \
     match_out(out, mo);                                                                   \
     const DType t = to_loom(mo.scalar_type());                                            \
     return pointwise_into(out, {grad, self}, [&](const V& v) {                           \
@@ -397,7 +397,7 @@ LOOM_SHRINK(softshrink,
   }                                                                                       \
   Tensor name##_fn(const Tensor& grad, const Tensor& self, const c10::Scalar& lambd) {    \
     check_operands(#name, {grad, self});                                                  \
-    Tensor m = at::name(to_meta(grad), to_meta(self), lambd);                             \
+    Tensor m = at::meta::name(to_meta(grad), to_meta(self), lambd);                       \
     name##_check(grad, self);                                                             \
     Tensor out = locked_result(m);                                                        \
     return name##_into(grad, self, lambd, out);                                           \

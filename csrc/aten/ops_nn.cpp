@@ -72,7 +72,7 @@ Tensor& threshold_ip(Tensor& self, const c10::Scalar& th, const c10::Scalar& val
   check_operands("threshold_", {self});
   Tensor meta = at::meta::threshold(to_meta(self), th, value);
   Tensor m = to_meta(self);
-  at::threshold_(m, th, value);
+  at::meta::threshold_(m, th, value);
   EngineLock g(engine_mutex());
   assign(self, threshold_value(self, th, value, meta));
   return self;

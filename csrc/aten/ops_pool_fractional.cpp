@@ -143,9 +143,11 @@ std::tuple<Tensor&, Tensor&> fractional_out(const Tensor& self, IntArrayRef kern
                  {self, samples, out, indices});
   Tensor mo = to_meta(out), mi = to_meta(indices);
   if (K == 2)
-    at::fractional_max_pool2d_outf(to_meta(self), kernel, output_size, to_meta(samples), mo, mi);
+    at::meta::fractional_max_pool2d_outf(to_meta(self), kernel, output_size, to_meta(samples), mo,
+                                         mi);
   else
-    at::fractional_max_pool3d_outf(to_meta(self), kernel, output_size, to_meta(samples), mo, mi);
+    at::meta::fractional_max_pool3d_outf(to_meta(self), kernel, output_size, to_meta(samples), mo,
+                                         mi);
   auto r = K == 2 ? fractional2d(self, kernel, output_size, samples)
                   : fractional3d(self, kernel, output_size, samples);
   match_out(out, mo);

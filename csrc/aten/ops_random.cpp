@@ -179,7 +179,7 @@ Tensor normal_tf(const Tensor& mean, double std, c10::optional<at::Generator> ge
   return normal_value(meta, mean, 0, c10::nullopt, std, gen);
 }
 Tensor normal_ft(double mean, const Tensor& std, c10::optional<at::Generator> gen) {
-  Tensor meta = at::normal(mean, to_meta(std));
+  Tensor meta = at::meta::normal(mean, to_meta(std));
   return normal_value(meta, c10::nullopt, mean, std, 0, gen);
 }
 Tensor normal_tt(const Tensor& mean, const Tensor& std, c10::optional<at::Generator> gen) {
@@ -201,36 +201,20 @@ Tensor& normal_out_value(Tensor& out, const Tensor& meta_out, const c10::optiona
   normal_into(out, mean_t, mean, std_t, std, seed, checked);
   return out;
 }
-// Whether the running torch's normal(Tensor mean, float std, out=) broadcasts the mean with the
-// out's own shape (2.x: an out of shape (2, *mean) keeps it; one of a shape that does not
-// broadcast raises) instead of resizing the out to the mean's (1.13). Its meta function, a
-// Python one in 2.x, resizes as 1.13 did: one call of the CPU's kernel, with a generator of
-// its own, tells.
-bool cpu_normal_broadcasts_out() {
-  static const bool broadcasts = [] {
-    at::Tensor out = at::empty({3, 2});
-    at::normal_outf(at::zeros({2}), 1.0, at::make_generator<at::CPUGeneratorImpl>(0), out);
-    return out.dim() == 2;
-  }();
-  return broadcasts;
-}
-
 Tensor& normal_tf_out(const Tensor& mean, double std, c10::optional<at::Generator> gen, Tensor& out) {
   Tensor mo = to_meta(out);
-  at::normal_outf(to_meta(mean), std, c10::nullopt, mo);
-  if (cpu_normal_broadcasts_out())
-    mo = at::empty(at::infer_size(mean.sizes(), out.sizes()), mo.options());
+  at::meta::normal_outf(to_meta(mean), std, c10::nullopt, mo);
   return normal_out_value(out, mo, mean, 0, c10::nullopt, std, gen);
 }
 Tensor& normal_ft_out(double mean, const Tensor& std, c10::optional<at::Generator> gen, Tensor& out) {
   Tensor mo = to_meta(out);
-  at::normal_outf(mean, to_meta(std), c10::nullopt, mo);
+  at::meta::normal_outf(mean, to_meta(std), c10::nullopt, mo);
   return normal_out_value(out, mo, c10::nullopt, mean, std, 0, gen);
 }
 Tensor& normal_tt_out(const Tensor& mean, const Tensor& std, c10::optional<at::Generator> gen,
                       Tensor& out) {
   Tensor mo = to_meta(out);
-  at::normal_outf(to_meta(mean), to_meta(std), c10::nullopt, mo);
+  at::meta::normal_outf(to_meta(mean), to_meta(std), c10::nullopt, mo);
   return normal_out_value(out, mo, mean, 0, std, 0, gen);
 }
 

@@ -136,7 +136,7 @@ Tensor& sum_dim_out(const Tensor& self, at::OptionalIntArrayRef dim, bool keepdi
                     c10::optional<at::ScalarType> dtype, Tensor& out) {
   Axes axes = reduce_axes(self.dim(), dim);
   return into(
-      out, [&](Tensor& mo) { at::sum_outf(to_meta(self), dim, keepdim, dtype, mo); },
+      out, [&](Tensor& mo) { at::meta::sum_outf(to_meta(self), dim, keepdim, dtype, mo); },
       [&](DType r, const Shape& s) {
         return drop_axes(reduced(ReduceKind::Sum, self, axes, r), axes, s);
       });
@@ -159,7 +159,7 @@ Tensor& mean_dim_out(const Tensor& self, at::OptionalIntArrayRef dim, bool keepd
                      c10::optional<at::ScalarType> dtype, Tensor& out) {
   Axes axes = reduce_axes(self.dim(), dim);
   return into(
-      out, [&](Tensor& mo) { at::mean_outf(to_meta(self), dim, keepdim, dtype, mo); },
+      out, [&](Tensor& mo) { at::meta::mean_outf(to_meta(self), dim, keepdim, dtype, mo); },
       [&](DType r, const Shape& s) { return drop_axes(mean_value(self, axes, r), axes, s); });
 }
 Tensor mean_all(const Tensor& self, c10::optional<at::ScalarType> dtype) {
@@ -178,7 +178,7 @@ Tensor prod_dim(const Tensor& self, int64_t dim, bool keepdim,
 Tensor& prod_dim_out(const Tensor& self, int64_t dim, bool keepdim,
                      c10::optional<at::ScalarType> dtype, Tensor& out) {
   return into(
-      out, [&](Tensor& mo) { at::prod_outf(to_meta(self), dim, keepdim, dtype, mo); },
+      out, [&](Tensor& mo) { at::meta::prod_outf(to_meta(self), dim, keepdim, dtype, mo); },
       [&](DType r, const Shape& s) {
         Axes axes = one_axis(self.dim(), dim);
         return drop_axes(reduced(ReduceKind::Prod, self, axes, r), axes, s);
@@ -201,7 +201,7 @@ Tensor prod_all(const Tensor& self, c10::optional<at::ScalarType> dtype) {
   Tensor name##_fn(const Tensor& self, at::IntArrayRef dim, bool keepdim) {                 \
     check_not_complex(CPU_KERNEL, self.scalar_type());                                      \
     Axes axes = reduce_axes(self.dim(), dim);                                               \
-    return functional(at::name(to_meta(self), dim, keepdim), [&](DType r, const Shape& s) { \
+    return functional(at::meta::name(to_meta(self), dim, keepdim), [&](DType r, const Shape& s) { \
       return drop_axes(reduced(ReduceKind::KIND, self, axes, r), axes, s);                  \
     });                                                                                     \
   }                                                                                         \
@@ -209,7 +209,7 @@ Tensor prod_all(const Tensor& self, c10::optional<at::ScalarType> dtype) {
     check_not_complex(CPU_KERNEL, self.scalar_type());                                      \
     Axes axes = reduce_axes(self.dim(), dim);                                               \
     return into(                                                                            \
-        out, [&](Tensor& mo) { at::name##_outf(to_meta(self), dim, keepdim, mo); },         \
+        out, [&](Tensor& mo) { at::meta::name##_outf(to_meta(self), dim, keepdim, mo); },   \
         [&](DType r, const Shape& s) {                                                      \
           return drop_axes(reduced(ReduceKind::KIND, self, axes, r), axes, s);              \
         });                                                                                 \
@@ -245,7 +245,7 @@ void extremum_dim_into(ReduceKind kind, const Tensor& self, int64_t dim, const T
 
 #define LOOM_EXTREMUM_DIM(name, KIND)                                                         \
   std::tuple<Tensor, Tensor> name##_dim(const Tensor& self, int64_t dim, bool keepdim) {      \
-    auto meta = at::name(to_meta(self), dim, keepdim);                                        \
+    auto meta = at::meta::name(to_meta(self), dim, keepdim);                                  \
     Tensor values = result_like(std::get<0>(meta)), indices = result_like(std::get<1>(meta)); \
     extremum_dim_into(ReduceKind::KIND, self, dim, values, indices);                          \
     return {values, indices};                                                                 \
@@ -253,7 +253,7 @@ void extremum_dim_into(ReduceKind kind, const Tensor& self, int64_t dim, const T
   std::tuple<Tensor&, Tensor&> name##_dim_out(const Tensor& self, int64_t dim, bool keepdim,  \
                                               Tensor& values, Tensor& indices) {              \
     Tensor mv = to_meta(values), mi = to_meta(indices);                                       \
-    at::name##_outf(to_meta(self), dim, keepdim, mv, mi);                                     \
+    at::meta::name##_outf(to_meta(self), dim, keepdim, mv, mi);                               \
     match_out(values, mv);                                                                    \
     match_out(indices, mi);                                                                   \
     extremum_dim_into(ReduceKind::KIND, self, dim, values, indices);                          \
@@ -270,7 +270,7 @@ LOOM_EXTREMUM_DIM(min, Min)
     check_not_complex(#name "_cpu", self.scalar_type());                                          \
   }                                                                                               \
   Tensor name##_fn(const Tensor& self, c10::optional<int64_t> dim, bool keepdim) {                \
-    Tensor meta = at::name(to_meta(self), dim, keepdim);                                          \
+    Tensor meta = at::meta::name(to_meta(self), dim, keepdim);                                    \
     name##_check(self);                                                                           \
     Axes axes = dim ? one_axis(self.dim(), *dim) : reduce_axes(self.dim(), c10::nullopt);         \
     return functional(meta, [&](DType r, const Shape& s) {                                        \
@@ -279,7 +279,7 @@ LOOM_EXTREMUM_DIM(min, Min)
   }                                                                                               \
   Tensor& name##_out(const Tensor& self, c10::optional<int64_t> dim, bool keepdim, Tensor& out) { \
     return into(                                                                                  \
-        out, [&](Tensor& mo) { at::name##_outf(to_meta(self), dim, keepdim, mo); },               \
+        out, [&](Tensor& mo) { at::meta::name##_outf(to_meta(self), dim, keepdim, mo); },         \
         [&](DType r, const Shape& s) {                                                            \
           name##_check(self);                                                                     \
           Axes axes = dim ? one_axis(self.dim(), *dim) : reduce_axes(self.dim(), c10::nullopt);   \
@@ -291,7 +291,7 @@ LOOM_ARG(argmin, ArgMin)
 
 #define LOOM_BOOL_REDUCE(name, KIND)                                                   \
   Tensor name##_dim(const Tensor& self, int64_t dim, bool keepdim) {                   \
-    Tensor meta = at::name(to_meta(self), dim, keepdim);                               \
+    Tensor meta = at::meta::name(to_meta(self), dim, keepdim);                         \
     Axes axes = one_axis(self.dim(), dim);                                             \
     return functional(meta, [&](DType r, const Shape& s) {                             \
       return drop_axes(reduced(ReduceKind::KIND, self, axes, r), axes, s);             \
@@ -299,7 +299,7 @@ LOOM_ARG(argmin, ArgMin)
   }                                                                                    \
   Tensor& name##_dim_out(const Tensor& self, int64_t dim, bool keepdim, Tensor& out) { \
     return into(                                                                       \
-        out, [&](Tensor& mo) { at::name##_outf(to_meta(self), dim, keepdim, mo); },    \
+        out, [&](Tensor& mo) { at::meta::name##_outf(to_meta(self), dim, keepdim, mo); }, \
         [&](DType r, const Shape& s) {                                                 \
           Axes axes = one_axis(self.dim(), dim);                                       \
           return drop_axes(reduced(ReduceKind::KIND, self, axes, r), axes, s);         \
@@ -307,13 +307,13 @@ LOOM_ARG(argmin, ArgMin)
   }                                                                                    \
   Tensor name##_all(const Tensor& self) {                                              \
     Axes axes = reduce_axes(self.dim(), c10::nullopt);                                 \
-    return functional(at::name(to_meta(self)), [&](DType r, const Shape& s) {          \
+    return functional(at::meta::name(to_meta(self)), [&](DType r, const Shape& s) {    \
       return drop_axes(reduced(ReduceKind::KIND, self, axes, r), axes, s);             \
     });                                                                                \
   }                                                                                    \
   Tensor& name##_all_out(const Tensor& self, Tensor& out) {                            \
     return into(                                                                       \
-        out, [&](Tensor& mo) { at::name##_outf(to_meta(self), mo); },                  \
+        out, [&](Tensor& mo) { at::meta::name##_outf(to_meta(self), mo); },            \
         [&](DType r, const Shape& s) {                                                 \
           Axes axes = reduce_axes(self.dim(), c10::nullopt);                           \
           return drop_axes(reduced(ReduceKind::KIND, self, axes, r), axes, s);         \
@@ -478,7 +478,9 @@ Tensor& vector_norm_out(const Tensor& self, const c10::Scalar& ord, at::Optional
   Axes axes = reduce_axes(self.dim(), dim);
   return into(
       out,
-      [&](Tensor& mo) { at::linalg_vector_norm_outf(to_meta(self), ord, dim, keepdim, dtype, mo); },
+      [&](Tensor& mo) {
+        at::meta::linalg_vector_norm_outf(to_meta(self), ord, dim, keepdim, dtype, mo);
+      },
       [&](DType r, const Shape& s) {
         return drop_axes(norm_value(self, ord.toDouble(), axes, r, dtype), axes, s);
       });
@@ -507,7 +509,7 @@ Tensor& norm_dim_out(const Tensor& self, const c10::optional<c10::Scalar>& p, at
                      bool keepdim, Tensor& out) {
   Axes axes = reduce_axes(self.dim(), dim);
   return into(
-      out, [&](Tensor& mo) { at::norm_outf(to_meta(self), p, dim, keepdim, mo); },
+      out, [&](Tensor& mo) { at::meta::norm_outf(to_meta(self), p, dim, keepdim, mo); },
       [&](DType r, const Shape& s) {
         return drop_axes(norm_value(self, norm_ord(p), axes, r, c10::nullopt), axes, s);
       });
@@ -570,7 +572,7 @@ void scan_into(ReduceKind kind, const Tensor& self, int64_t dim, DType result, c
 
 #define LOOM_SCAN(name, KIND)                                                               \
   Tensor name##_fn(const Tensor& self, int64_t dim, c10::optional<at::ScalarType> dtype) {  \
-    Tensor meta = at::name(to_meta(self), dim, dtype);                                      \
+    Tensor meta = at::meta::name(to_meta(self), dim, dtype);                                \
     Tensor out = result_like(meta);                                                         \
     scan_into(ReduceKind::KIND, self, dim, dtype_of(meta), out);                            \
     return out;                                                                             \
@@ -578,7 +580,7 @@ void scan_into(ReduceKind kind, const Tensor& self, int64_t dim, DType result, c
   Tensor& name##_out(const Tensor& self, int64_t dim, c10::optional<at::ScalarType> dtype,  \
                      Tensor& out) {                                                         \
     Tensor mo = to_meta(out);                                                               \
-    at::name##_outf(to_meta(self), dim, dtype, mo);                                         \
+    at::meta::name##_outf(to_meta(self), dim, dtype, mo);                                   \
     match_out(out, mo);                                                                     \
     scan_into(ReduceKind::KIND, self, dim, dtype_of(out), out);                             \
     return out;                                                                             \

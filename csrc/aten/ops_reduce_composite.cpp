@@ -2,6 +2,7 @@
 // built here from other aten ops: every call below dispatches back to Loom's own kernels,
 // so nothing runs on the CPU. nansum, count_nonzero, equal, renorm.
 #include <ATen/ATen.h>
+#include <ATen/MetaFunctions.h>
 #include <ATen/AccumulateType.h>
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
@@ -47,7 +48,7 @@ bool equal_fn(const Tensor& self, const Tensor& other) {
 Tensor& renorm_into(const Tensor& self, const c10::Scalar& p, int64_t dim, const c10::Scalar& maxnorm,
                     Tensor& out) {
   Tensor mo = out.is_same(self) ? self.to(at::kMeta) : out.to(at::kMeta);
-  at::renorm_outf(self.to(at::kMeta), p, dim, maxnorm, mo);
+  at::meta::renorm_outf(self.to(at::kMeta), p, dim, maxnorm, mo);
   dim = c10::maybe_wrap_dim(dim, self.dim());
   std::vector<int64_t> dims;
   for (int64_t d = 0; d < self.dim(); ++d)

@@ -151,13 +151,13 @@ NodeRef scattered_scalar(const Scalar& value, const Tensor& index, const Tensor&
   Tensor& name##_into(const Tensor& self, int64_t dim, const Tensor& index PARAMS, Tensor& out) { \
     return scatter_common(                                                                        \
         self, dim, index, SRC, out,                                                               \
-        [&] { return at::overload(to_meta(self), dim, to_meta(index) META); },                    \
+        [&] { return at::meta::overload(to_meta(self), dim, to_meta(index) META); },              \
         [&] { return VALUE; }, COMBINE);                                                          \
   }                                                                                               \
   Tensor name##_fn(const Tensor& self, int64_t dim, const Tensor& index PARAMS) {                 \
     Tensor out;                                                                                   \
     {                                                                                             \
-      Tensor meta = at::overload(to_meta(self), dim, to_meta(index) META);                        \
+      Tensor meta = at::meta::overload(to_meta(self), dim, to_meta(index) META);                  \
       out = result_like(meta);                                                                    \
     }                                                                                             \
     return name##_into(self, dim, index ARGS, out);                                               \

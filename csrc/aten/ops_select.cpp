@@ -171,7 +171,7 @@ Tensor& isin_tt_out(const Tensor& elements, const Tensor& test, bool assume_uniq
                     Tensor& out) {
   check_operands("isin", {elements, test, out});
   Tensor mo = to_meta(out);
-  at::isin_outf(to_meta(elements), to_meta(test), assume_unique, invert, mo);
+  at::meta::isin_outf(to_meta(elements), to_meta(test), assume_unique, invert, mo);
   match_out(out, mo);
   return isin_into(elements, test, invert, out);
 }
@@ -202,7 +202,7 @@ std::tuple<Tensor&, Tensor&> aminmax_out(const Tensor& self, c10::optional<int64
                                          bool keepdim, Tensor& min, Tensor& max) {
   check_operands("aminmax", {self, min, max});
   Tensor mmin = to_meta(min), mmax = to_meta(max);
-  at::aminmax_outf(to_meta(self), dim, keepdim, mmin, mmax);
+  at::meta::aminmax_outf(to_meta(self), dim, keepdim, mmin, mmax);
   match_out(min, mmin);
   match_out(max, mmax);
   if (dim && keepdim && self.dim() == 0) {  // the CPU resizes these to one element

@@ -177,7 +177,7 @@ template <bool kUpper>
 Tensor& tri_out(const Tensor& self, int64_t k, Tensor& out) {
   check_loom(kUpper ? "triu" : "tril", self);
   Tensor mo = to_meta(out);
-  kUpper ? at::triu_outf(to_meta(self), k, mo) : at::tril_outf(to_meta(self), k, mo);
+  kUpper ? at::meta::triu_outf(to_meta(self), k, mo) : at::meta::tril_outf(to_meta(self), k, mo);
   check_tri(self);
   match_out(out, mo);
   EngineLock g(engine_mutex());
@@ -342,7 +342,7 @@ Tensor cat_fn(const at::ITensorListRef& tensors, int64_t dim) {
 Tensor& cat_out(const at::ITensorListRef& tensors, int64_t dim, Tensor& out) {
   std::vector<Tensor> ts = materialize(tensors);
   Tensor mo = to_meta(out);
-  at::cat_outf(metas_of(ts), dim, mo);
+  at::meta::cat_outf(metas_of(ts), dim, mo);
   for (const Tensor& x : ts) check_loom("cat", x);
   check_loom("cat", out);
   match_out(out, mo);

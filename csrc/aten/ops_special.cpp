@@ -146,9 +146,9 @@ Tensor& logit_into(const Tensor& self, c10::optional<double> eps, Tensor& out) {
   check_operands("logit", {self, out});
   check_logit_dtype(self);
   Tensor ms = to_meta(self);
-  check_result_fits(at::sigmoid(ms), out);
+  check_result_fits(at::meta::sigmoid(ms), out);
   Tensor mo = to_meta_out(out, self, ms);
-  at::sigmoid_outf(ms, mo);  // logit.out's checks and resizing (its meta is Python)
+  at::meta::sigmoid_outf(ms, mo);  // logit.out's checks and resizing (its meta is Python)
   match_out(out, mo);
   const DType t = to_loom(mo.scalar_type());
   return pointwise_into(out, {self}, [&](const V& v) { return logit(v[0], eps, t); });
@@ -168,7 +168,7 @@ Tensor& logit_backward_into(const Tensor& dy, const Tensor& self, c10::optional<
   check_operands("logit_backward", {dy, self, out});
   check_logit_backward_dtype(dy, self);
   Tensor md = to_meta(dy), ms = to_meta(self), mo = to_meta_out(out, dy, md, self, ms);
-  at::logit_backward_outf(md, ms, eps, mo);
+  at::meta::logit_backward_outf(md, ms, eps, mo);
   match_out(out, mo);
   const DType t = to_loom(mo.scalar_type());
   return pointwise_into(out, {dy, self}, [&](const V& v) { return logit_grad(v[0], v[1], eps, t); });
@@ -201,9 +201,9 @@ Tensor& round_decimals_into(const Tensor& self, int64_t decimals, Tensor& out) {
   check_operands("round", {self, out});
   check_round_dtype(self, decimals);
   Tensor ms = to_meta(self);
-  check_result_fits(at::round(ms, decimals), out);
+  check_result_fits(at::meta::round(ms, decimals), out);
   Tensor mo = to_meta_out(out, self, ms);
-  at::round_outf(ms, decimals, mo);
+  at::meta::round_outf(ms, decimals, mo);
   match_out(out, mo);
   const DType t = to_loom(mo.scalar_type());
   return pointwise_into(out, {self}, [&](const V& v) { return round_decimals(v[0], decimals, t); });
@@ -246,7 +246,7 @@ Tensor& polygamma_into(int64_t n, const Tensor& self, Tensor& out) {
   Tensor ms = to_meta(self);
   check_result_fits(at::polygamma(n, ms), out);
   Tensor mo = to_meta_out(out, self, ms);
-  at::polygamma_outf(n, ms, mo);
+  at::meta::polygamma_outf(n, ms, mo);
   match_out(out, mo);
   const DType t = to_loom(mo.scalar_type());
   return pointwise_into(out, {self}, [&](const V& v) { return polygamma(n, v[0], t); });
@@ -265,7 +265,7 @@ Tensor& polygamma_ip(Tensor& self, int64_t n) { return polygamma_into(n, self, s
 Tensor& linalg_cross_into(const Tensor& self, const Tensor& other, int64_t dim, Tensor& out) {
   check_operands("linalg_cross", {self, other, out});
   Tensor ms = to_meta(self), mt = to_meta(other), mo = to_meta_out(out, self, ms, other, mt);
-  at::linalg_cross_outf(ms, mt, dim, mo);
+  at::meta::linalg_cross_outf(ms, mt, dim, mo);
   check_kernel_dtype("cross", mo.scalar_type(), kFloat | kIntegral | kComplex);
   TORCH_CHECK(other.scalar_type() == self.scalar_type(), "expected scalar type ",
               self.scalar_type(), " but found ", other.scalar_type());

@@ -85,14 +85,14 @@ Tensor clamp_t_fn(const Tensor& x, const c10::optional<Tensor>& lo, const c10::o
 Tensor& clamp_t_out(const Tensor& x, const c10::optional<Tensor>& lo,
                     const c10::optional<Tensor>& hi, Tensor& out) {
   Tensor mo = to_meta(out);
-  at::clamp_outf(to_meta(x), to_meta(lo), to_meta(hi), mo);
+  at::meta::clamp_outf(to_meta(x), to_meta(lo), to_meta(hi), mo);
   match_out(out, mo);
   return into(out, [&] { return at::meta::clamp(to_meta(x), to_meta(lo), to_meta(hi)); },
               [&](const Shape& s, DType r) { return clamp_value(x, lo, hi, s, r); });
 }
 Tensor& clamp_t_ip(Tensor& x, const c10::optional<Tensor>& lo, const c10::optional<Tensor>& hi) {
   Tensor mx = to_meta(x);
-  Tensor r = at::clamp(mx, to_meta(lo), to_meta(hi));
+  Tensor r = at::meta::clamp(mx, to_meta(lo), to_meta(hi));
   mx.clamp_(to_meta(lo), to_meta(hi));
   return into(x, [&] { return r; },
               [&](const Shape& s, DType t) { return clamp_value(x, lo, hi, s, t); });
@@ -108,7 +108,7 @@ Tensor clamp_fn(const Tensor& x, const c10::optional<c10::Scalar>& lo,
 Tensor& clamp_ip(Tensor& x, const c10::optional<c10::Scalar>& lo,
                  const c10::optional<c10::Scalar>& hi) {
   Tensor mx = to_meta(x);
-  Tensor r = at::clamp(mx, lo, hi);
+  Tensor r = at::meta::clamp(mx, lo, hi);
   mx.clamp_(lo, hi);
   return into(x, [&] { return r; }, [&](const Shape& s, DType t) {
     return clamp_value(x, wrap_opt(lo), wrap_opt(hi), s, t);
@@ -117,7 +117,7 @@ Tensor& clamp_ip(Tensor& x, const c10::optional<c10::Scalar>& lo,
 Tensor& clamp_out(const Tensor& x, const c10::optional<c10::Scalar>& lo,
                   const c10::optional<c10::Scalar>& hi, Tensor& out) {
   Tensor mo = to_meta(out);
-  at::clamp_outf(to_meta(x), lo, hi, mo);
+  at::meta::clamp_outf(to_meta(x), lo, hi, mo);
   match_out(out, mo);
   return into(out, [&] { return at::meta::clamp(to_meta(x), lo, hi); }, [&](const Shape& s, DType t) {
     return clamp_value(x, wrap_opt(lo), wrap_opt(hi), s, t);
@@ -153,13 +153,13 @@ Tensor lerp_s_fn(const Tensor& a, const Tensor& b, const c10::Scalar& w) {
 }
 Tensor& lerp_t_ip(Tensor& a, const Tensor& b, const Tensor& w) {
   Tensor ma = to_meta(a);
-  Tensor r = at::lerp(ma, to_meta(b), to_meta(w));
+  Tensor r = at::meta::lerp(ma, to_meta(b), to_meta(w));
   ma.lerp_(to_meta(b), to_meta(w));
   return into(a, [&] { return r; }, [&](const Shape& s, DType t) { return lerp_value(a, b, w, s, t); });
 }
 Tensor& lerp_s_ip(Tensor& a, const Tensor& b, const c10::Scalar& w) {
   Tensor ma = to_meta(a);
-  Tensor r = at::lerp(ma, to_meta(b), w);
+  Tensor r = at::meta::lerp(ma, to_meta(b), w);
   ma.lerp_(to_meta(b), w);
   return into(a, [&] { return r; },
               [&](const Shape& s, DType t) { return lerp_value(a, b, wrap(w), s, t); });
@@ -167,14 +167,14 @@ Tensor& lerp_s_ip(Tensor& a, const Tensor& b, const c10::Scalar& w) {
 
 Tensor& lerp_t_out(const Tensor& a, const Tensor& b, const Tensor& w, Tensor& out) {
   Tensor mo = to_meta(out);
-  at::lerp_outf(to_meta(a), to_meta(b), to_meta(w), mo);
+  at::meta::lerp_outf(to_meta(a), to_meta(b), to_meta(w), mo);
   match_out(out, mo);
   return into(out, [&] { return at::meta::lerp(to_meta(a), to_meta(b), to_meta(w)); },
               [&](const Shape& s, DType r) { return lerp_value(a, b, w, s, r); });
 }
 Tensor& lerp_s_out(const Tensor& a, const Tensor& b, const c10::Scalar& w, Tensor& out) {
   Tensor mo = to_meta(out);
-  at::lerp_outf(to_meta(a), to_meta(b), w, mo);
+  at::meta::lerp_outf(to_meta(a), to_meta(b), w, mo);
   match_out(out, mo);
   return into(out, [&] { return at::meta::lerp(to_meta(a), to_meta(b), w); },
               [&](const Shape& s, DType r) { return lerp_value(a, b, wrap(w), s, r); });
@@ -190,12 +190,12 @@ NodeRef addc_value(Op op, const Tensor& x, const Tensor& t1, const Tensor& t2,
 }
 #define LOOM_ADDC(name, OP)                                                                     \
   Tensor name##_fn(const Tensor& x, const Tensor& t1, const Tensor& t2, const c10::Scalar& v) { \
-    return functional([&] { return at::name(to_meta(x), to_meta(t1), to_meta(t2), v); },       \
+    return functional([&] { return at::meta::name(to_meta(x), to_meta(t1), to_meta(t2), v); },  \
                       [&](const Shape& s, DType r) { return addc_value(Op::OP, x, t1, t2, v, s, r); }); \
   }                                                                                             \
   Tensor& name##_ip(Tensor& x, const Tensor& t1, const Tensor& t2, const c10::Scalar& v) {      \
     Tensor mx = to_meta(x);                                                                     \
-    Tensor r = at::name(mx, to_meta(t1), to_meta(t2), v);                                       \
+    Tensor r = at::meta::name(mx, to_meta(t1), to_meta(t2), v);                                 \
     mx.name##_(to_meta(t1), to_meta(t2), v);                                                    \
     return into(x, [&] { return r; },                                                           \
                 [&](const Shape& s, DType t) { return addc_value(Op::OP, x, t1, t2, v, s, t); }); \
@@ -203,9 +203,9 @@ NodeRef addc_value(Op op, const Tensor& x, const Tensor& t1, const Tensor& t2,
   Tensor& name##_out(const Tensor& x, const Tensor& t1, const Tensor& t2, const c10::Scalar& v, \
                      Tensor& out) {                                                             \
     Tensor mo = to_meta(out);                                                                   \
-    at::name##_outf(to_meta(x), to_meta(t1), to_meta(t2), v, mo);                              \
+    at::meta::name##_outf(to_meta(x), to_meta(t1), to_meta(t2), v, mo);                         \
     match_out(out, mo);                                                                         \
-    return into(out, [&] { return at::name(to_meta(x), to_meta(t1), to_meta(t2), v); },        \
+    return into(out, [&] { return at::meta::name(to_meta(x), to_meta(t1), to_meta(t2), v); },   \
                 [&](const Shape& s, DType t) { return addc_value(Op::OP, x, t1, t2, v, s, t); }); \
   }
 LOOM_ADDC(addcmul, Mul)
