@@ -167,10 +167,9 @@ bool warn_if_expanded(const at::Tensor& self, const char* op, const char* exampl
   return true;
 }
 
-void warn_if_byte_mask(const at::Tensor& mask, const char* op) {
-  if (mask.scalar_type() == at::kByte)
-    TORCH_WARN(op, " received a mask with dtype torch.uint8, this behavior is now deprecated,",
-               "please use a mask with dtype torch.bool instead.");
+void mask_dtype_as_cpu(const at::Tensor& mask,
+                       const std::function<void(const at::Tensor&)>& cpu_op) {
+  if (mask.scalar_type() != at::kBool) cpu_op(at::zeros({1}, mask.options().device(at::kCPU)));
 }
 
 void check_scalar_fits(const c10::Scalar& v, c10::ScalarType t) {

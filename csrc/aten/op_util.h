@@ -74,8 +74,11 @@ void check_scalar_fits(const c10::Scalar& v, c10::ScalarType t);
 // deprecation warning where other in-place ops raise; true when it warned. `example` ends
 // the message ("tensor[mask] = scalar").
 bool warn_if_expanded(const at::Tensor& self, const char* op, const char* example);
-// A uint8 mask, deprecated on the CPU with its warning.
-void warn_if_byte_mask(const at::Tensor& mask, const char* op);
+// A mask that is not bool gets what the running torch's CPU op does with its dtype: `cpu_op`
+// runs the op on one-element CPU tensors with a mask of that dtype (uint8: 1.13 warns that it
+// is deprecated; 2.x refuses it, or warns and then refuses: its errors and warnings).
+void mask_dtype_as_cpu(const at::Tensor& mask,
+                       const std::function<void(const at::Tensor&)>& cpu_op);
 
 // Rejects devices other than Loom and CPU scalars, as a real device does.
 void check_operands(const char* op, std::initializer_list<at::Tensor> ts);

@@ -572,7 +572,8 @@ Tensor& masked_scatter_fn(Tensor& self, const Tensor& mask, const Tensor& source
               "masked_scatter: expected self and source to have same dtypes but got",
               self.scalar_type(), " and ", source.scalar_type());
   at::assert_no_internal_overlap(self);
-  warn_if_byte_mask(mask, "masked_scatter_");
+  mask_dtype_as_cpu(mask,
+                    [](const Tensor& m) { at::zeros({1}).masked_scatter_(m, at::zeros({1})); });
   Tensor m = mask.expand(self.sizes());
   if (self.numel() == 0) return self;
   const char* too_few = "Number of elements of source < number of ones in mask";

@@ -23,7 +23,7 @@ using IndexList = c10::List<c10::optional<Tensor>>;
 // the others alone.
 Tensor& masked_fill_value(Tensor& self, const Tensor& mask,
                           const std::function<NodeRef(const Shape&)>& value) {
-  warn_if_byte_mask(mask, "masked_fill_");
+  mask_dtype_as_cpu(mask, [](const Tensor& m) { at::zeros({1}).masked_fill_(m, 0); });
   const bool expanded = warn_if_expanded(self, "masked_fill_", "tensor[mask] = scalar");
   at::assert_no_partial_overlap(self, mask);
   // The CPU's iterator checks that the mask broadcasts to self, with these messages.
@@ -71,9 +71,9 @@ Tensor& masked_fill_tensor(Tensor& self, const Tensor& mask, const Tensor& value
 
 Tensor masked_select_fn(const Tensor& self, const Tensor& mask) {
   check_operands("masked_select", {self, mask});
+  mask_dtype_as_cpu(mask, [](const Tensor& m) { at::masked_select(at::zeros({1}), m); });
   TORCH_CHECK(mask.scalar_type() == at::kBool || mask.scalar_type() == at::kByte,
               "masked_select: expected BoolTensor or ByteTensor for mask");
-  warn_if_byte_mask(mask, "masked_select");
   auto shape = at::infer_size_dimvector(self.sizes(), mask.sizes());
   Tensor s = self.expand(shape), m = mask.to(at::kBool).expand(shape);
   if (shape.empty()) {

@@ -293,7 +293,7 @@ Tensor& index_add_into(const Tensor& self, int64_t dim, const Tensor& index, con
                        const Scalar& alpha, Tensor& out) {
   check_operands("index_add", {self, index, source});
   Tensor meta = index_meta(self, dim, index, source, [&](auto s, auto i, auto src) {
-    return at::index_add(s, dim, i, src, alpha);
+    return at::meta::index_add(s, dim, i, src, alpha);
   });
   dim = at::maybe_wrap_dim(dim, self.dim());
   EngineLock g(engine_mutex());
@@ -314,7 +314,7 @@ Tensor& index_add_into(const Tensor& self, int64_t dim, const Tensor& index, con
 Tensor index_add_fn(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
                     const Scalar& alpha) {
   Tensor out = result_like(index_meta(self, dim, index, source, [&](auto s, auto i, auto src) {
-    return at::index_add(s, dim, i, src, alpha);
+    return at::meta::index_add(s, dim, i, src, alpha);
   }));
   return index_add_into(self, dim, index, source, alpha, out);
 }
@@ -335,7 +335,7 @@ Tensor& index_reduce_into(const Tensor& self, int64_t dim, const Tensor& index,
                           Tensor& out) {
   check_operands("index_reduce", {self, index, source});
   Tensor meta = index_meta(self, dim, index, source, [&](auto s, auto i, auto src) {
-    return at::index_reduce(s, dim, i, src, reduce, include_self);
+    return at::meta::index_reduce(s, dim, i, src, reduce, include_self);
   });
   TORCH_WARN_ONCE("index_reduce() is in beta and the API may change at any time.");
   const c10::ScalarType st = self.scalar_type();
@@ -388,7 +388,7 @@ Tensor& index_reduce_into(const Tensor& self, int64_t dim, const Tensor& index,
 Tensor index_reduce_fn(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
                        c10::string_view reduce, bool include_self) {
   Tensor out = result_like(index_meta(self, dim, index, source, [&](auto s, auto i, auto src) {
-    return at::index_reduce(s, dim, i, src, reduce, include_self);
+    return at::meta::index_reduce(s, dim, i, src, reduce, include_self);
   }));
   return index_reduce_into(self, dim, index, source, reduce, include_self, out);
 }
