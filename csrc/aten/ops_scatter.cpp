@@ -281,12 +281,30 @@ Tensor index_meta(const Tensor& self, int64_t dim, const Tensor& index, const Te
 
 void index_write(Tensor& out, int64_t dim, const Tensor& index, const Shape& shape,
                  const NodeRef& value, Combine combine, bool wrap, const std::string& msg,
-                 bool scaled = false) {
+                 bool scaled = false, bool index_error = true) {
   if (numel(shape) == 0) return;
   Tensor o = as_1d(out);
-  check_now(index, o.size(dim), wrap, true, msg);
-  NodeRef at = along(o, dim, spread(index, shape, dim), wrap, true, msg);
+  check_now(index, o.size(dim), wrap, index_error, msg);
+  NodeRef at = along(o, dim, spread(index, shape, dim), wrap, index_error, msg);
   scatter(buffer_of(out), to_loom(out.scalar_type()), at, value, combine, scaled);
+}
+
+// Whether the running torch's CPU index_add into a self of several dims reports an index out
+// of range as scatter does, a RuntimeError "index 5 is out of bounds for dimension 0 with
+// size 2" (2.x), instead of 1.13's IndexError "index out of range in self" (which a 1-D self
+// keeps). One call of the CPU's op tells.
+bool cpu_index_add_reports_bounds() {
+  static const bool bounds = [] {
+    try {
+      at::zeros({2, 1}).index_add(0, at::full({1}, 5, at::kLong), at::ones({1, 1}));
+    } catch (const c10::IndexError&) {
+      return false;
+    } catch (const c10::Error&) {
+      return true;
+    }
+    return false;
+  }();
+  return bounds;
 }
 
 Tensor& index_add_into(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
@@ -306,8 +324,10 @@ Tensor& index_add_into(const Tensor& self, int64_t dim, const Tensor& index, con
   if (!one) v = binary(Op::Mul, v, scalar_node(alpha, shape, dtype));
   // The CPU adds each slice of a result of several dims with an alpha (the product and the
   // sum rounded once) and the elements of a 1-D one as a product, then a sum.
-  index_write(out, dim, index, shape, v, ReduceKind::Sum, false, "index out of range in self",
-              !one && out.dim() > 1);
+  const bool bounds = out.dim() > 1 && cpu_index_add_reports_bounds();
+  index_write(out, dim, index, shape, v, ReduceKind::Sum, false,
+              bounds ? bounds_message(dim, out.size(dim)) : "index out of range in self",
+              !one && out.dim() > 1, !bounds);
   return out;
 }
 
