@@ -455,7 +455,7 @@ Tensor div_mode_fn(const Tensor& a, const Tensor& b, c10::optional<c10::string_v
 Tensor& div_mode_ip(Tensor& a, const Tensor& b, c10::optional<c10::string_view> mode) {
   Tensor ma = to_meta(a), mb = to_meta(b);
   Tensor r = at::meta::div(ma, mb, mode);
-  ma.div_(mb, mode);
+  at::meta::div_(ma, mb, mode);
   check_result_fits(r, a);
   return into(a, [&] { return r; },
               [&](const Shape& s, DType t) { return binary_value(div_mode_op(mode), a, b, s, t); });
@@ -510,7 +510,7 @@ Tensor pow_s_fn(const Tensor& a, const c10::Scalar& e) {
 Tensor& pow_s_ip(Tensor& a, const c10::Scalar& e) {
   Tensor ma = to_meta(a);
   Tensor r = at::meta::pow(ma, e);
-  ma.pow_(e);
+  at::meta::pow_(ma, e);
   check_result_fits(r, a);
   return into(a, [&] { return r; },
               [&](const Shape& s, DType t) { return pow_scalar_value(a, e, s, t); });

@@ -287,7 +287,8 @@ Tensor& addmm_out(const Tensor& self, const Tensor& a, const Tensor& b, const c1
 Tensor& addmm_ip(Tensor& self, const Tensor& a, const Tensor& b, const c10::Scalar& beta,
                  const c10::Scalar& alpha) {
   check_operands("addmm_", {self, a, b});
-  to_meta(self).addmm_(to_meta(a), to_meta(b), beta, alpha);
+  Tensor m = to_meta(self);
+  at::meta::addmm_(m, to_meta(a), to_meta(b), beta, alpha);
   return add_product_into(self, a, b, beta, alpha, self, false);
 }
 
@@ -310,7 +311,8 @@ Tensor& baddbmm_out(const Tensor& self, const Tensor& a, const Tensor& b, const 
 Tensor& baddbmm_ip(Tensor& self, const Tensor& a, const Tensor& b, const c10::Scalar& beta,
                    const c10::Scalar& alpha) {
   check_operands("baddbmm_", {self, a, b});
-  to_meta(self).baddbmm_(to_meta(a), to_meta(b), beta, alpha);
+  Tensor m = to_meta(self);
+  at::meta::baddbmm_(m, to_meta(a), to_meta(b), beta, alpha);
   return add_product_into(self, a, b, beta, alpha, self, true);
 }
 

@@ -307,7 +307,8 @@ Tensor xlogy_fn(const Tensor& self, const Tensor& other) {
 }
 Tensor& xlogy_ip(Tensor& self, const Tensor& other) {
   check_operands("xlogy_", {self, other});
-  to_meta(self).xlogy_(to_meta(other));
+  Tensor m = to_meta(self);
+  at::meta::xlogy_(m, to_meta(other));
   return pointwise_into(self, {self, other}, [](const V& v) { return xlogy(v[0], v[1]); });
 }
 Tensor& xlogy_out(const Tensor& self, const Tensor& other, Tensor& out) {

@@ -166,7 +166,7 @@ Tensor tri_fn(const Tensor& self, int64_t k) {
 template <bool kUpper>
 Tensor& tri_ip(Tensor& self, int64_t k) {
   Tensor m = to_meta(self);
-  kUpper ? m.triu_(k) : m.tril_(k);
+  kUpper ? at::meta::triu_(m, k) : at::meta::tril_(m, k);
   check_tri(self);
   EngineLock g(engine_mutex());
   if (self.numel() != 0) assign(self, tri_value(self, k, kUpper));

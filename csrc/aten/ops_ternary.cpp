@@ -93,7 +93,7 @@ Tensor& clamp_t_out(const Tensor& x, const c10::optional<Tensor>& lo,
 Tensor& clamp_t_ip(Tensor& x, const c10::optional<Tensor>& lo, const c10::optional<Tensor>& hi) {
   Tensor mx = to_meta(x);
   Tensor r = at::meta::clamp(mx, to_meta(lo), to_meta(hi));
-  mx.clamp_(to_meta(lo), to_meta(hi));
+  at::meta::clamp_(mx, to_meta(lo), to_meta(hi));
   return into(x, [&] { return r; },
               [&](const Shape& s, DType t) { return clamp_value(x, lo, hi, s, t); });
 }
@@ -109,7 +109,7 @@ Tensor& clamp_ip(Tensor& x, const c10::optional<c10::Scalar>& lo,
                  const c10::optional<c10::Scalar>& hi) {
   Tensor mx = to_meta(x);
   Tensor r = at::meta::clamp(mx, lo, hi);
-  mx.clamp_(lo, hi);
+  at::meta::clamp_(mx, lo, hi);
   return into(x, [&] { return r; }, [&](const Shape& s, DType t) {
     return clamp_value(x, wrap_opt(lo), wrap_opt(hi), s, t);
   });
@@ -154,13 +154,13 @@ Tensor lerp_s_fn(const Tensor& a, const Tensor& b, const c10::Scalar& w) {
 Tensor& lerp_t_ip(Tensor& a, const Tensor& b, const Tensor& w) {
   Tensor ma = to_meta(a);
   Tensor r = at::meta::lerp(ma, to_meta(b), to_meta(w));
-  ma.lerp_(to_meta(b), to_meta(w));
+  at::meta::lerp_(ma, to_meta(b), to_meta(w));
   return into(a, [&] { return r; }, [&](const Shape& s, DType t) { return lerp_value(a, b, w, s, t); });
 }
 Tensor& lerp_s_ip(Tensor& a, const Tensor& b, const c10::Scalar& w) {
   Tensor ma = to_meta(a);
   Tensor r = at::meta::lerp(ma, to_meta(b), w);
-  ma.lerp_(to_meta(b), w);
+  at::meta::lerp_(ma, to_meta(b), w);
   return into(a, [&] { return r; },
               [&](const Shape& s, DType t) { return lerp_value(a, b, wrap(w), s, t); });
 }
