@@ -71,6 +71,34 @@ std::pair<int64_t, int64_t> integer_range(c10::ScalarType t) {
   return {lo, hi};
 }
 
+// NOTE [Scatters of reduced floats]: torch 2.x's CPU scatter_add, scatter(reduce=),
+// scatter_reduce and index_add into a self of several dims accumulate float16 and bfloat16
+// in float and round once at the end (self's values included); 1.13's round after every
+// update (256 + 1 + 1 in bfloat16: 258 against 256). One call of the CPU's op tells which
+// the running torch does, and Loom accumulates as it.
+bool cpu_accumulates_in_float(const std::function<Tensor(Tensor, const Tensor&)>& op) {
+  Tensor r = op(at::full({1, 1}, 256.0, at::kBFloat16), at::ones({2, 1}, at::kBFloat16));
+  return r.item<float>() == 258.0f;
+}
+bool cpu_scatters_in_float() {
+  static const bool in_float = cpu_accumulates_in_float([](Tensor self, const Tensor& src) {
+    return self.scatter_add_(0, at::zeros({2, 1}, at::kLong), src);
+  });
+  return in_float;
+}
+
+// Runs `write` (updates of out's elements) on `out`, or, where `in_float` and out is float16
+// or bfloat16, on a float copy of out's values that is then stored back, rounded once.
+void accumulate_as_cpu(Tensor& out, bool in_float, const std::function<void(Tensor&)>& write) {
+  const c10::ScalarType st = out.scalar_type();
+  if (!in_float || (st != at::kHalf && st != at::kBFloat16)) return write(out);
+  EngineLock g(engine_mutex());
+  Tensor acc = empty_loom(out.sizes(), at::kFloat);
+  assign(acc, read_tensor(out));
+  write(acc);
+  assign(out, read_tensor(acc));
+}
+
 // --- gather ---
 
 Tensor& gather_into(const Tensor& self, int64_t dim, const Tensor& index, Tensor& out) {
@@ -137,7 +165,9 @@ Tensor& scatter_common(const Tensor& self, int64_t dim, const Tensor& index, con
   Tensor meta = meta_op();
   EngineLock g(engine_mutex());
   start_from(out, self, meta, {index, src});
-  if (index.numel() > 0) scatter_along(out, dim, index, value(), combine);
+  if (index.numel() == 0) return out;
+  accumulate_as_cpu(out, combine.has_value() && cpu_scatters_in_float(),
+                    [&](Tensor& t) { scatter_along(t, dim, index, value(), combine); });
   return out;
 }
 
@@ -216,17 +246,18 @@ Tensor& scatter_reduce_two_into(const Tensor& self, int64_t dim, const Tensor& i
     start_from(out, self, meta, {index, src});
   }
   if (index.numel() == 0) return out;
-  EngineLock g(engine_mutex());
-  DType dtype = to_loom(out.scalar_type());
-  if (!include_self)
-    scatter_along(
-        out, dim, index,
-        scalar_node(identity_of(reduce, out.scalar_type()), shape_of(as_1d(index).sizes()), dtype),
-        std::nullopt);
-  bool mean = reduce == "mean";
-  scatter_along(out, dim, index, source_over(src, index),
-                mean ? ReduceKind::Sum : *reduce_of(reduce));
-  if (mean) {
+  const bool mean = reduce == "mean";
+  accumulate_as_cpu(out, cpu_scatters_in_float(), [&](Tensor& t) {
+    EngineLock g(engine_mutex());
+    if (!include_self)
+      scatter_along(t, dim, index,
+                    scalar_node(identity_of(reduce, out.scalar_type()),
+                                shape_of(as_1d(index).sizes()), to_loom(t.scalar_type())),
+                    std::nullopt);
+    scatter_along(t, dim, index, source_over(src, index),
+                  mean ? ReduceKind::Sum : *reduce_of(reduce));
+  });
+  if (mean) {  // the sums, in out's dtype, divided by the counts
     Tensor count = include_self ? at::ones_like(out) : at::zeros_like(out);
     count.scatter_add_(dim, index, at::ones_like(src));
     count.masked_fill_(count == 0, 1);
@@ -291,8 +322,8 @@ void index_write(Tensor& out, int64_t dim, const Tensor& index, const Shape& sha
 
 // Whether the running torch's CPU index_add into a self of several dims reports an index out
 // of range as scatter does, a RuntimeError "index 5 is out of bounds for dimension 0 with
-// size 2" (2.x), instead of 1.13's IndexError "index out of range in self" (which a 1-D self
-// keeps). One call of the CPU's op tells.
+// size 2" (2.x, where it runs a scatter_add: see index_add_into), instead of 1.13's
+// IndexError "index out of range in self". One call of the CPU's op tells.
 bool cpu_index_add_reports_bounds() {
   static const bool bounds = [] {
     try {
@@ -316,18 +347,31 @@ Tensor& index_add_into(const Tensor& self, int64_t dim, const Tensor& index, con
   dim = at::maybe_wrap_dim(dim, self.dim());
   EngineLock g(engine_mutex());
   start_from(out, self, meta, {index, source});
-  DType dtype = to_loom(out.scalar_type());
-  Tensor src = as_1d(source);
-  Shape shape = shape_of(src.sizes());
-  NodeRef v = cast(read_tensor(src), dtype);
-  const bool one = alpha.isIntegral(true) && alpha.toLong() == 1;
-  if (!one) v = binary(Op::Mul, v, scalar_node(alpha, shape, dtype));
-  // The CPU adds each slice of a result of several dims with an alpha (the product and the
-  // sum rounded once) and the elements of a 1-D one as a product, then a sum.
-  const bool bounds = out.dim() > 1 && cpu_index_add_reports_bounds();
-  index_write(out, dim, index, shape, v, ReduceKind::Sum, false,
-              bounds ? bounds_message(dim, out.size(dim)) : "index out of range in self",
-              !one && out.dim() > 1, !bounds);
+  // torch 2.x's CPU runs index_add into several dims as a scatter_add where it can: along
+  // the first or last dim, alpha 1, int64 indices, source and self of the same sizes apart
+  // from dim. Then an index out of range and float16/bfloat16 sums are scatter_add's.
+  const bool several = out.dim() > 1;
+  bool as_scatter = several && (dim == 0 || dim == out.dim() - 1) && alpha.equal(1) &&
+                    index.scalar_type() == at::kLong && source.dim() == out.dim();
+  for (int64_t d = 0; as_scatter && d < out.dim(); ++d)
+    as_scatter = d == dim || out.size(d) == source.size(d);
+  const bool bounds = as_scatter && cpu_index_add_reports_bounds();
+  static const bool in_float = cpu_accumulates_in_float([](Tensor self, const Tensor& src) {
+    return self.index_add_(0, at::zeros({2}, at::kLong), src);
+  });
+  accumulate_as_cpu(out, as_scatter && in_float, [&](Tensor& t) {
+    DType dtype = to_loom(t.scalar_type());
+    Tensor src = as_1d(source);
+    Shape shape = shape_of(src.sizes());
+    NodeRef v = cast(read_tensor(src), dtype);
+    const bool one = alpha.isIntegral(true) && alpha.toLong() == 1;
+    if (!one) v = binary(Op::Mul, v, scalar_node(alpha, shape, dtype));
+    // The CPU adds each slice of a result of several dims with an alpha (the product and the
+    // sum rounded once) and the elements of a 1-D one as a product, then a sum.
+    index_write(t, dim, index, shape, v, ReduceKind::Sum, false,
+                bounds ? bounds_message(dim, t.size(dim)) : "index out of range in self",
+                !one && several, !bounds);
+  });
   return out;
 }
 

@@ -1005,3 +1005,34 @@ def test_cpu_tensor_with_loom_indices_raises_like_cuda():
         with pytest.raises(RuntimeError, match=r"indices should be either on cpu or on the same "
                            r"device as the indexed tensor \(cpu\)"):
             index()
+
+
+REDUCED_FLOAT_SCATTERS = {
+    **{f"scatter_reduce_{r}_{inc}": (lambda s, i, x, r=r, inc=inc:
+                                      s.scatter_reduce_(0, i, x, r, include_self=inc))
+       for r in ("sum", "prod", "mean", "amax", "amin") for inc in (True, False)},
+    "scatter_add": lambda s, i, x: s.scatter_add_(0, i, x),
+    "scatter_multiply": lambda s, i, x: s.scatter_(0, i, x, reduce="multiply"),
+    "index_add": lambda s, i, x: s.index_add_(0, i[:, 0], x),
+    "index_add_last_dim": lambda s, i, x: s.t().index_add_(1, i[:, 0], x.t()),
+    "index_add_broadcast_source": lambda s, i, x: s.index_add_(0, i[:, 0], x[:, :1].expand(200, 30)),
+    "index_add_alpha": lambda s, i, x: s.index_add_(0, i[:, 0], x, alpha=3),
+    "index_add_int32": lambda s, i, x: s.index_add_(0, i[:, 0].int(), x),
+    "index_add_1d": lambda s, i, x: s[:, 0].index_add_(0, i[:, 0], x[:, 0], alpha=3),
+}
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("op", list(REDUCED_FLOAT_SCATTERS))
+def test_reduced_float_scatters_round_as_cpu(op, dtype):
+    # NOTE [Scatters of reduced floats]: torch 1.13 rounds after every update; 2.x's
+    # scatter_add (and index_add where it runs one) and scatter_reduce sum in float and
+    # round once. Bit for bit the running CPU's values, duplicates included.
+    g = torch.Generator().manual_seed(1)
+    s = (torch.randn(20, 30, generator=g) * 3).to(dtype)
+    x = (torch.randn(200, 30, generator=g)).to(dtype) * 0.5 + 1
+    i = torch.randint(0, 20, (200, 30), generator=g)
+    fn = REDUCED_FLOAT_SCATTERS[op]
+    want = fn(s.clone(), i, x)
+    got = fn(s.to(loom.device), i.to(loom.device), x.to(loom.device)).cpu()
+    assert torch.equal(got, want)
