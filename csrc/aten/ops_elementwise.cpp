@@ -30,9 +30,6 @@ DType compute_dtype(DType result, DType common) {
 // functions accept complex arguments; nullptr for the others.
 const char* cpu_kernel_without_complex(Op op) {
   switch (op) {
-    case Op::Exp2: return "exp2";
-    case Op::Expm1: return "expm1_vml_cpu";
-    case Op::Log1p: return "log1p_vml_cpu";
     case Op::Erf: return "erf_vml_cpu";
     case Op::Lgamma: return "lgamma_vml_cpu";
     case Op::Digamma: return "digamma";

@@ -10,6 +10,8 @@
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
 
+#include <limits>
+
 #include "aten/pointwise.h"
 #include "core/extern.h"
 #include "runtime/thread_pool.h"
@@ -205,7 +207,9 @@ std::tuple<Tensor&, Tensor&> aminmax_out(const Tensor& self, c10::optional<int64
   at::meta::aminmax_outf(to_meta(self), dim, keepdim, mmin, mmax);
   match_out(min, mmin);
   match_out(max, mmax);
-  if (dim && keepdim && self.dim() == 0) {  // the CPU resizes these to one element
+  // torch 1.13's CPU kernel resizes these to one element; later ones keep 0-dim results.
+  static const bool resizes_0dim = std::get<0>(at::aminmax(at::zeros({}), 0, true)).dim() == 1;
+  if (dim && keepdim && self.dim() == 0 && resizes_0dim) {
     at::native::resize_output(min, {1});
     at::native::resize_output(max, {1});
   }
@@ -241,7 +245,16 @@ struct HistJob {
   int64_t n, bins, chunk;
   T lo, hi;
   T* partial;  // a histogram per chunk
+  bool nan_in_bin0;
 };
+
+// Whether the running torch's CPU histc counts NaN in bin 0 (1.13: its range test lets NaN
+// through, and the position, (int64) NaN, wraps to bin 0) or leaves it out (later releases).
+bool cpu_histc_counts_nan() {
+  static const bool counts =
+      at::histc(at::full({1}, std::numeric_limits<float>::quiet_NaN()), 1, 0, 1).item<float>() == 1;
+  return counts;
+}
 
 template <typename T>
 void count_chunks(char** bufs, int64_t start, int64_t end) {
@@ -252,8 +265,8 @@ void count_chunks(char** bufs, int64_t start, int64_t end) {
     std::fill(h, h + job.bins, T(0));
     for (int64_t i = c * job.chunk, e = std::min(job.n, i + job.chunk); i < e; ++i) {
       const T v = job.x[i];
-      // NaN passes the CPU's range test and lands in bin 0 (see histc_graph).
-      if (!(v >= lo && v <= hi) && v == v) continue;
+      // NaN lands in bin 0 where the CPU counts it (cpu_histc_counts_nan).
+      if (!(v >= lo && v <= hi) && (v == v || !job.nan_in_bin0)) continue;
       const T p = (v - lo) / width * nb;
       int64_t b = p == p ? int64_t(std::min(std::max(p, T(0)), nb)) : 0;
       h[b == job.bins ? b - 1 : b] += 1;
@@ -274,7 +287,7 @@ NodeRef histc_counts(const Tensor& x, int64_t bins, double lo, double hi) {
       std::vector<scalar_t> partial(size_t(chunks * bins));
       HistJob<scalar_t> job{static_cast<const scalar_t*>(in[0].mem->data) + in[0].view.offset,
                             n, bins, (n + chunks - 1) / chunks, scalar_t(lo), scalar_t(hi),
-                            partial.data()};
+                            partial.data(), cpu_histc_counts_nan()};
       char* job_buf[1] = {reinterpret_cast<char*>(&job)};
       run_parallel(count_chunks<scalar_t>, job_buf, chunks, 1);
       auto* h = static_cast<scalar_t*>(out[0]->data);
@@ -292,9 +305,9 @@ NodeRef histc_counts(const Tensor& x, int64_t bins, double lo, double hi) {
 void histc_graph(const Tensor& x, int64_t bins, double lo, double hi, Tensor& hist) {
   hist.zero_();
   Tensor left = at::scalar_tensor(lo, x.options()), right = at::scalar_tensor(hi, x.options());
-  // The CPU's range test lets NaN through, and its position, (int64) NaN scaled by the bin
-  // stride, wraps to bin 0 there; NaN is counted in bin 0 here too.
-  Tensor inside = at::logical_or(at::logical_and(x >= left, x <= right), at::isnan(x));
+  // NaN is counted in bin 0 where the CPU counts it (cpu_histc_counts_nan).
+  Tensor inside = at::logical_and(x >= left, x <= right);
+  if (cpu_histc_counts_nan()) inside = at::logical_or(inside, at::isnan(x));
   Tensor pos =
       ((x - left) / (right - left) * bins).nan_to_num(0).clamp(0, double(bins)).to(at::kLong);
   pos = at::where(pos == bins, at::full_like(pos, bins - 1), pos);

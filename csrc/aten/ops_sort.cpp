@@ -465,7 +465,11 @@ std::tuple<Tensor&, Tensor&> median_dim_values(const Tensor& self, int64_t dim, 
                       " to have non-zero size.");
   at::checkScalarType("median", {indices, "indices", 1}, at::kLong);
   at::checkSameType("median", {values, "values", 0}, {self, "self", 2});
-  check_kernel_dtype("median_out", self.scalar_type(), kFloat | kIntegral);
+  // The dtypes of the running torch's kernel (2.x added float16 and bfloat16).
+  LOOM_CPU_VERDICT(self.scalar_type(), c10::ScalarType::Undefined, {
+    Tensor p = probe_operand(self.scalar_type());
+    ignore_nan ? at::nanmedian(p, 0) : at::median(p, 0);
+  });
   std::vector<int64_t> shape = reduced_shape(self, dim, keepdim);
   at::native::resize_output(values, shape);
   at::native::resize_output(indices, shape);
@@ -485,7 +489,10 @@ std::tuple<Tensor&, Tensor&> nanmedian_out(const Tensor& self, int64_t dim, bool
 Tensor median_all(const Tensor& self, bool ignore_nan) {
   const char* name = ignore_nan ? "nanmedian" : "median";
   check_operands(name, {self});
-  check_kernel_dtype("median_cpu", self.scalar_type(), kFloat | kIntegral);
+  LOOM_CPU_VERDICT(self.scalar_type(), c10::ScalarType::Undefined, {
+    Tensor p = probe_operand(self.scalar_type());
+    ignore_nan ? at::nanmedian(p) : at::median(p);
+  });
   if (self.numel() == 0)
     return at::full({}, std::numeric_limits<float>::quiet_NaN()).to(self.options());
   Tensor values = empty_loom({}, self.scalar_type()), indices = empty_loom({}, at::kLong);

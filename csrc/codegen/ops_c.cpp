@@ -105,7 +105,16 @@ static inline int64_t loom_d2l(double x) { return x >= -0x1p63 && x < 0x1p63 ? (
   static inline T _Complex loom_cexp##s(T _Complex x) { \
     T e = exp##s(__real__ x); return __builtin_complex(e * cos##s(__imag__ x), e * sin##s(__imag__ x)); } \
   static inline T _Complex loom_csgn##s(T _Complex x) { \
-    T r = loom_cabs##s(x); return r == 0 ? 0 : __builtin_complex(__real__ x / r, __imag__ x / r); }
+    T r = loom_cabs##s(x); return r == 0 ? 0 : __builtin_complex(__real__ x / r, __imag__ x / r); } \
+  /* exp(z) - 1 with the real part as expm1(x) cos(y) - 2 sin(y / 2)^2 */ \
+  static inline T _Complex loom_cexpm1##s(T _Complex z) { \
+    T x = __real__ z, y = __imag__ z, h = sin##s(y / 2); \
+    return __builtin_complex(expm1##s(x) * cos##s(y) - 2 * h * h, exp##s(x) * sin##s(y)); } \
+  /* log(1 + z), scaled by z / ((1 + z) - 1) for the rounding of 1 + z */ \
+  static inline T _Complex loom_clog1p##s(T _Complex z) { \
+    T _Complex u = z + 1; if (u == 1) return z; \
+    T _Complex l = __builtin_clog##s(u); if (u - 1 == z) return l; \
+    return loom_cmul##s(l, loom_cdiv##s(z, u - 1)); }
 LOOM_COMPLEX(float, f) LOOM_COMPLEX(double, )
 typedef _Complex _Float16 loom_chalf;
 static inline float _Complex loom_rch(float _Complex z) { return (float _Complex)(loom_chalf)z; }
@@ -301,7 +310,13 @@ std::string c_complex_op(Op op, DType in, const std::vector<std::string>& a) {
     case Op::Imag: return call(cfn("cimag", in), 1);
     case Op::Conj: return call(cfn("conj", in), 1);
     case Op::Exp: return call(chelper("cexp", in), 1);
+    case Op::Exp2: {  // exp(ln(2) z), both parts scaled
+      const std::string ln2 = c_literal(Scalar::of_float(std::log(2.0)), real_part_dtype(in));
+      return chelper("cexp", in) + "(" + ln2 + " * " + x(0) + ")";
+    }
+    case Op::Expm1: return call(chelper("cexpm1", in), 1);
     case Op::Log: return call(cfn("clog", in), 1);
+    case Op::Log1p: return call(chelper("clog1p", in), 1);
     case Op::Log2: return log_base(2);
     case Op::Log10: return log_base(10);
     case Op::Sqrt: return call(cfn("csqrt", in), 1);

@@ -340,6 +340,12 @@ ATTENTION_MASKS = {
 }
 
 
+ONLY_TORCH_1_13_ATTENTION = pytest.mark.skipif(
+    not hasattr(F, "_scaled_dot_product_attention"),
+    reason="torch 2.x replaced the private _scaled_dot_product_attention by the public one")
+
+
+@ONLY_TORCH_1_13_ATTENTION
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("mask", list(ATTENTION_MASKS))
 def test_private_attention_of_torch_1_13(mask, causal):
@@ -371,6 +377,7 @@ def test_private_attention_of_torch_1_13(mask, causal):
                 q, k, v, wrt=(0, 1, 2))
 
 
+@ONLY_TORCH_1_13_ATTENTION
 def test_private_attention_dropout_draws_on_loom():
     q, k, v = (sample((4, 16, 8), s).to(D) for s in (1, 2, 3))
     torch.manual_seed(0)

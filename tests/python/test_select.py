@@ -80,7 +80,12 @@ def test_median_of_nothing_and_errors():
                     (lambda t: torch.kthvalue(t, 1, 0), torch.empty(0)),
                     (torch.median, torch.ones(3, dtype=torch.half)),
                     (lambda t: torch.kthvalue(t, 1), torch.ones(3, dtype=torch.bool))]:
-        raises_like_cpu(lambda: fn(arg), lambda: fn(arg.to(D)))
+        try:  # torch 2.x's CPU takes the median of float16
+            fn(arg)
+        except (RuntimeError, IndexError):
+            raises_like_cpu(lambda: fn(arg), lambda: fn(arg.to(D)))
+        else:
+            same(fn, arg)
 
 
 def test_selection_out_forms_and_gradient():
