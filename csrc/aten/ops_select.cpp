@@ -245,7 +245,7 @@ struct HistJob {
   int64_t n, bins, chunk;
   T lo, hi;
   T* partial;  // a histogram per chunk
-  bool nan_in_bin0;
+  bool nan_in_bin0, scale_first;
 };
 
 // Whether the running torch's CPU histc counts NaN in bin 0 (1.13: its range test lets NaN
@@ -254,6 +254,15 @@ bool cpu_histc_counts_nan() {
   static const bool counts =
       at::histc(at::full({1}, std::numeric_limits<float>::quiet_NaN()), 1, 0, 1).item<float>() == 1;
   return counts;
+}
+
+// Whether the running torch's CPU histc computes an element's position as (x - min) * bins /
+// (max - min) (2.x) or as (x - min) / (max - min) * bins (1.13): in bfloat16 1.796875 over
+// [0, 3] in 5 bins falls in bin 3 by the first, in bin 2 by the second.
+bool cpu_histc_scales_first() {
+  static const bool first =
+      at::histc(at::full({1}, 1.796875, at::kBFloat16), 5, 0, 3)[3].item<float>() == 1;
+  return first;
 }
 
 template <typename T>
@@ -267,7 +276,7 @@ void count_chunks(char** bufs, int64_t start, int64_t end) {
       const T v = job.x[i];
       // NaN lands in bin 0 where the CPU counts it (cpu_histc_counts_nan).
       if (!(v >= lo && v <= hi) && (v == v || !job.nan_in_bin0)) continue;
-      const T p = (v - lo) / width * nb;
+      const T p = job.scale_first ? (v - lo) * nb / width : (v - lo) / width * nb;
       int64_t b = p == p ? int64_t(std::min(std::max(p, T(0)), nb)) : 0;
       h[b == job.bins ? b - 1 : b] += 1;
     }
@@ -287,7 +296,7 @@ NodeRef histc_counts(const Tensor& x, int64_t bins, double lo, double hi) {
       std::vector<scalar_t> partial(size_t(chunks * bins));
       HistJob<scalar_t> job{static_cast<const scalar_t*>(in[0].mem->data) + in[0].view.offset,
                             n, bins, (n + chunks - 1) / chunks, scalar_t(lo), scalar_t(hi),
-                            partial.data(), cpu_histc_counts_nan()};
+                            partial.data(), cpu_histc_counts_nan(), cpu_histc_scales_first()};
       char* job_buf[1] = {reinterpret_cast<char*>(&job)};
       run_parallel(count_chunks<scalar_t>, job_buf, chunks, 1);
       auto* h = static_cast<scalar_t*>(out[0]->data);
@@ -308,10 +317,13 @@ void histc_graph(const Tensor& x, int64_t bins, double lo, double hi, Tensor& hi
   // NaN is counted in bin 0 where the CPU counts it (cpu_histc_counts_nan).
   Tensor inside = at::logical_and(x >= left, x <= right);
   if (cpu_histc_counts_nan()) inside = at::logical_or(inside, at::isnan(x));
-  Tensor pos =
-      ((x - left) / (right - left) * bins).nan_to_num(0).clamp(0, double(bins)).to(at::kLong);
+  Tensor scaled = cpu_histc_scales_first() ? (x - left) * bins / (right - left)
+                                            : (x - left) / (right - left) * bins;
+  Tensor pos = scaled.nan_to_num(0).clamp(0, double(bins)).to(at::kLong);
   pos = at::where(pos == bins, at::full_like(pos, bins - 1), pos);
-  hist.scatter_add_(0, pos, inside.to(x.scalar_type()));
+  // Counted in bfloat16, one element at a time, as the CPU's kernel counts: index_put_'s
+  // accumulation (scatter_add_ sums bfloat16 in float on torch 2.x).
+  hist.index_put_({pos}, inside.to(x.scalar_type()), /*accumulate=*/true);
 }
 
 Tensor& histc_into(const Tensor& self, int64_t bins, const c10::Scalar& min, const c10::Scalar& max,
