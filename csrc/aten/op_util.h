@@ -270,6 +270,23 @@ inline at::Tensor probe_out(const at::Tensor& out) {
   return at::empty({0}, at::TensorOptions().dtype(out.scalar_type()));
 }
 
+// NOTE [Shape errors of the running torch]: where a shape check of Loom's fails, the CPU's
+// message for those sizes comes from the CPU's op: `cpu_call` runs it on zeros of the
+// operands' sizes and dtypes (cpu_zeros_like), and what it raises is raised; Loom's own
+// message (1.13's) where it does not raise. torch 2.x reworded many such checks
+// ("inconsistent target size, expected 2 but got [3]"). Only on the failing path: a check
+// that passes costs nothing.
+inline at::Tensor cpu_zeros_like(const at::Tensor& t) {
+  return at::zeros(t.sizes(), t.options().device(at::kCPU));
+}
+#define LOOM_CHECK_AS_CPU(cond, cpu_call, ...) \
+  do {                                         \
+    if (!(cond)) {                             \
+      cpu_call;                                \
+      TORCH_CHECK(false, __VA_ARGS__);         \
+    }                                          \
+  } while (0)
+
 // The same for an op's call site outside Binary/Unary (pointwise.h): `call` runs the op on
 // probes of its operands (statements); one table per call site.
 #define LOOM_CPU_VERDICT(a_type, b_type, call)                          \

@@ -303,8 +303,16 @@ void check_nll2d(const Tensor& input, const Tensor& target, const c10::optional<
                   input.size(3) == target.size(2),
               "size mismatch (got input: ", input.sizes(), " , target: ", target.sizes());
   const auto st = input.scalar_type();
-  TORCH_CHECK(st == at::kFloat || st == at::kDouble || st == at::kBFloat16, "\"", frame,
-              "\" not implemented for '", c10::toString(st), "'");
+  // The dtypes of the running torch's kernels (2.x added float16), on one pixel.
+  auto pixel = [&] { return at::zeros({1, 1, 1, 1}, at::TensorOptions().dtype(st)); };
+  const Tensor none = at::zeros({1, 1, 1}, at::kLong);
+  if (std::string(frame).find("backward") == std::string::npos)
+    LOOM_CPU_VERDICT(st, c10::ScalarType::Undefined, at::nll_loss2d(pixel(), none));
+  else
+    LOOM_CPU_VERDICT(st, c10::ScalarType::Undefined,
+                     at::nll_loss2d_backward(at::ones({}, pixel().options()), pixel(), none, {},
+                                             at::Reduction::Mean, -100,
+                                             at::ones({}, pixel().options())));
   TORCH_CHECK(!weighted || weight->scalar_type() == st, "expected scalar type ", st,
               " but found ", weight->scalar_type());
   TORCH_CHECK(target.scalar_type() == at::kLong, "expected scalar type Long but found ",

@@ -270,8 +270,14 @@ BAD = {**{"nll_loss2d_" + k: f for k, f in NLL2D_BAD.items()},
 
 @pytest.mark.parametrize("name", list(BAD))
 def test_loss_errors_match_cpu(name):
-    """The CPU's exception type and first line of its message."""
-    raises_like_cpu(lambda: BAD[name]("cpu"), lambda: BAD[name](D))
+    """The CPU's exception type and first line of its message; where a later release's CPU
+    computes the case (nll_loss2d of float16 on torch 2.x), its value."""
+    try:
+        want = BAD[name]("cpu")
+    except Exception:
+        raises_like_cpu(lambda: BAD[name]("cpu"), lambda: BAD[name](D))
+    else:
+        torch.testing.assert_close(BAD[name](D).cpu(), want)
 
 
 def test_multi_margin_loss_pending_target_out_of_range():
