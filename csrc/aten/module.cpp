@@ -1,5 +1,6 @@
 // The Python module _loom. Loading it registers the allocator, device guard and kernels
 // (static initializers in this library); these functions are the rest of the Python API.
+#include <ATen/ATen.h>
 #include <pybind11/pybind11.h>
 #include <torch/csrc/utils/pybind.h>
 // Storage.h relies on utils/pybind.h for c10 and TORCH_PYTHON_API.
@@ -126,6 +127,10 @@ void print_metrics_at_exit() {
 PYBIND11_MODULE(_loom, m) {
   using namespace loom::aten;
   m.doc() = "Loom: a lazy PyTorch device";
+  // A complex value converts to bool as the running torch converts it: by its real part
+  // (1.13) or by both parts (2.x).
+  loom::set_complex_to_bool_by_both_parts(
+      at::scalar_tensor(c10::complex<double>(0, 1), at::kComplexDouble).to(at::kBool).item<bool>());
   m.def(
       "sync",
       [] {

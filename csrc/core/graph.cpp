@@ -80,6 +80,8 @@ double to_reduced_float(double d, DType t) {
   return double(r);
 }
 
+std::atomic<bool> complex_bool_by_both_parts{false};
+
 // A constant of a half type holds a value of that type, as a CPU scalar converted to it
 // does (add's alpha, a Python number in a bfloat16 op): computed in float, it would
 // otherwise carry more precision than the CPU's.
@@ -87,7 +89,9 @@ Scalar normalize(const Scalar& s, DType t) {
   if (is_complex(t)) return Scalar::of_complex(s.to_double(), s.is_int ? 0.0 : s.im);
   if (is_reduced_float(t)) return Scalar::of_float(to_reduced_float(s.to_double(), t));
   if (is_floating(t)) return Scalar::of_float(s.to_double());
-  if (t == DType::Bool) return Scalar::of_int(s.is_int ? s.i != 0 : s.f != 0);
+  if (t == DType::Bool)
+    return Scalar::of_int(s.is_int ? s.i != 0
+                                   : s.f != 0 || (complex_bool_by_both_parts.load() && s.im != 0));
   return Scalar::of_int(s.is_int ? s.i : int64_t(s.f));
 }
 
@@ -320,9 +324,14 @@ NodeRef mul_add(const NodeRef& a, const NodeRef& b, const NodeRef& c) {
   return make_node(Op::MulAdd, a->dtype, a->shape, {a, b, c});
 }
 
+void set_complex_to_bool_by_both_parts(bool both) { complex_bool_by_both_parts.store(both); }
+bool complex_to_bool_by_both_parts() { return complex_bool_by_both_parts.load(); }
+
 NodeRef cast(const NodeRef& a, DType dtype) {
   if (a->dtype == dtype) return a;
   if (a->op == Op::Const) return constant(std::get<Scalar>(a->arg), dtype, a->shape);
+  if (is_complex(a->dtype) && dtype == DType::Bool && complex_to_bool_by_both_parts())
+    return binary(Op::Ne, a, constant(Scalar::of_complex(0, 0), a->dtype, a->shape));
   return make_node(Op::Cast, dtype, a->shape, {a});
 }
 

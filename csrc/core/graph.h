@@ -118,6 +118,10 @@ NodeRef where(const NodeRef& cond, const NodeRef& a, const NodeRef& b);
 // add and sub with an alpha (NOTE [No contraction] in codegen/render_c.cpp).
 NodeRef mul_add(const NodeRef& a, const NodeRef& b, const NodeRef& c);
 NodeRef cast(const NodeRef& a, DType dtype);
+// Whether a complex value converts to bool by both parts (z != 0: torch 2.x) or by its real
+// part (torch 1.13, the default); the binding sets it from the running torch.
+void set_complex_to_bool_by_both_parts(bool both);
+bool complex_to_bool_by_both_parts();
 
 // --- movement of computed values ---
 NodeRef expand(const NodeRef& a, const Shape& shape);  // numpy broadcasting, rank may grow
