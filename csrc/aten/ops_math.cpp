@@ -293,6 +293,14 @@ Tensor& nan_to_num_into(const Tensor& self, c10::optional<double> nan,
   EngineLock g(engine_mutex());
   const Shape shape = shape_of(out.sizes());
   const DType t = to_loom(self.scalar_type());
+  if (is_complex(t)) {  // torch 2.x: each part on its own (1.13's probe refuses complex)
+    const DType r = real_part_dtype(t);
+    NodeRef x = operand(self, shape, t);
+    assign(out, binary(Op::Complex,
+                       nan_to_num(cast(unary(Op::Real, x), math_of(r)), r, nan, posinf, neginf),
+                       nan_to_num(cast(unary(Op::Imag, x), math_of(r)), r, nan, posinf, neginf)));
+    return out;
+  }
   if (!is_floating(t)) {
     assign(out, operand(self, shape, t));
     return out;

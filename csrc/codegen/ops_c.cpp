@@ -457,9 +457,10 @@ std::string c_op(Op op, DType in, DType out, const std::vector<std::string>& a) 
     case Op::FrexpExponent: e = (single(in) ? "loom_frexp_ef" : "loom_frexp_e") + x(0); break;
     case Op::CopySign: e = fn("copysign", in) + "(" + a[0] + ", " + a[1] + ")"; break;
     case Op::NextAfter:
-      // bfloat16 values step by their own bit pattern (the CPU's c10::nextafter).
-      e = in == DType::BFloat16 ? "loom_nextafter_bf(" + a[0] + ", " + a[1] + ")"
-                                : fn("nextafter", in) + "(" + a[0] + ", " + a[1] + ")";
+      // float16 and bfloat16 values step by their own bit pattern (the CPU's c10::nextafter).
+      e = in == DType::BFloat16  ? "loom_nextafter_bf(" + a[0] + ", " + a[1] + ")"
+          : in == DType::Float16 ? "loom_nextafter_h(" + a[0] + ", " + a[1] + ")"
+                                 : fn("nextafter", in) + "(" + a[0] + ", " + a[1] + ")";
       break;
     case Op::Gcd: e = int_helper("gcd", in) + "(" + a[0] + ", " + a[1] + ")"; break;
     case Op::Sigmoid: e = "(1 / (1 + " + vec_fn("exp", in) + "(-" + x(0) + ")))"; break;

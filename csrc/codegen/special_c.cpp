@@ -226,6 +226,19 @@ static inline float loom_nextafter_bf(float a, float b) {
   else u = ((a < b) == (a > 0)) ? u + 1 : u - 1;
   return loom_bitsf(u << 16);
 }
+/* The float16 after a toward b (float16 values held in float), by its 16-bit pattern. */
+static inline float loom_nextafter_h(float a, float b) {
+  if (a != a || b != b) return a + b;
+  if (a == b) return b;
+  _Float16 h = (_Float16)a, hb = (_Float16)b;
+  uint16_t u, ub;
+  __builtin_memcpy(&u, &h, 2);
+  __builtin_memcpy(&ub, &hb, 2);
+  if (a == 0) u = (uint16_t)((ub & 0x8000u) | 1u);
+  else u = (uint16_t)(((a < b) == (a > 0)) ? u + 1 : u - 1);
+  __builtin_memcpy(&h, &u, 2);
+  return (float)h;
+}
 )";
 }
 
