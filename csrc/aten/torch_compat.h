@@ -78,4 +78,20 @@ bool has_names(const T& t) {
   return detail::has_names(t, 0);
 }
 
+// A warning handler that drops what it is given, for a probe of the CPU's behaviour that
+// would warn (c10::WarningHandler::process took a c10::Warning from torch 2.0 on, when the
+// namespace c10::Warning of the handler guard became c10::WarningUtils).
+struct QuietWarnings : c10::WarningHandler {
+#if LOOM_TORCH_AT_LEAST(2, 0)
+  void process(const c10::Warning&) override {}
+#else
+  void process(const c10::SourceLocation&, const std::string&, const bool) override {}
+#endif
+};
+#if LOOM_TORCH_AT_LEAST(2, 0)
+using WarningHandlerGuard = c10::WarningUtils::WarningHandlerGuard;
+#else
+using WarningHandlerGuard = c10::Warning::WarningHandlerGuard;
+#endif
+
 }  // namespace loom::aten
