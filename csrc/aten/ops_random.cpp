@@ -219,7 +219,8 @@ Tensor& normal_tt_out(const Tensor& mean, const Tensor& std, c10::optional<at::G
 }
 
 Tensor& exponential_ip(Tensor& self, double lambd, c10::optional<at::Generator> gen) {
-  cpu_fill_checks(self.scalar_type(), [&](Tensor& t, at::Generator g) { t.exponential_(lambd, g); });
+  cpu_fill_checks(self.scalar_type(),
+                  [&](Tensor& t, at::Generator g) { t.exponential_(lambd, g); });
   uint64_t seed = next_seed(gen);
   EngineLock g(engine_mutex());
   DType c = rand_dtype(self);
@@ -244,7 +245,8 @@ Tensor& random_transform(Tensor& self, c10::optional<at::Generator> gen, bool no
   return self;
 }
 Tensor& cauchy_ip(Tensor& self, double median, double sigma, c10::optional<at::Generator> gen) {
-  cpu_fill_checks(self.scalar_type(), [&](Tensor& t, at::Generator g) { t.cauchy_(median, sigma, g); });
+  cpu_fill_checks(self.scalar_type(),
+                  [&](Tensor& t, at::Generator g) { t.cauchy_(median, sigma, g); });
   return random_transform(self, gen, false, [&](const NodeRef& u, const Shape& s) {
     NodeRef angle = binary(Op::Mul, cf(3.14159265358979323846, DType::Float64, s),
                            binary(Op::Sub, u, cf(0.5, DType::Float64, s)));
@@ -253,7 +255,8 @@ Tensor& cauchy_ip(Tensor& self, double median, double sigma, c10::optional<at::G
   });
 }
 Tensor& log_normal_ip(Tensor& self, double mean, double std, c10::optional<at::Generator> gen) {
-  cpu_fill_checks(self.scalar_type(), [&](Tensor& t, at::Generator g) { t.log_normal_(mean, std, g); });
+  cpu_fill_checks(self.scalar_type(),
+                  [&](Tensor& t, at::Generator g) { t.log_normal_(mean, std, g); });
   return random_transform(self, gen, true, [&](const NodeRef& n, const Shape& s) {
     return unary(Op::Exp, binary(Op::Add, cf(mean, DType::Float64, s),
                                  binary(Op::Mul, cf(std, DType::Float64, s), n)));
