@@ -289,7 +289,7 @@ Tensor& nll_loss_backward_out(const Tensor& grad_output, const Tensor& self, con
 // --- nll_loss2d: self (n, c, h, w), target (n, h, w); the same terms over the target's shape ---
 
 void check_nll2d(const Tensor& input, const Tensor& target, const c10::optional<Tensor>& weight,
-                 const char* frame) {
+                 bool backward) {
   TORCH_CHECK(target.dim() == 3,
               "only batches of spatial targets supported (3D tensors) but got targets of dimension: ",
               target.dim());
@@ -305,14 +305,14 @@ void check_nll2d(const Tensor& input, const Tensor& target, const c10::optional<
   const auto st = input.scalar_type();
   // The dtypes of the running torch's kernels (2.x added float16), on one pixel.
   auto pixel = [&] { return at::zeros({1, 1, 1, 1}, at::TensorOptions().dtype(st)); };
-  const Tensor none = at::zeros({1, 1, 1}, at::kLong);
-  if (std::string(frame).find("backward") == std::string::npos)
-    LOOM_CPU_VERDICT(st, c10::ScalarType::Undefined, at::nll_loss2d(pixel(), none));
+  auto target0 = [] { return at::zeros({1, 1, 1}, at::kLong); };
+  auto one = [&] { return at::ones({}, at::TensorOptions().dtype(st)); };
+  if (!backward)
+    LOOM_CPU_VERDICT(st, c10::ScalarType::Undefined, at::nll_loss2d(pixel(), target0()));
   else
     LOOM_CPU_VERDICT(st, c10::ScalarType::Undefined,
-                     at::nll_loss2d_backward(at::ones({}, pixel().options()), pixel(), none, {},
-                                             at::Reduction::Mean, -100,
-                                             at::ones({}, pixel().options())));
+                     at::nll_loss2d_backward(one(), pixel(), target0(), {}, at::Reduction::Mean,
+                                             -100, one()));
   TORCH_CHECK(!weighted || weight->scalar_type() == st, "expected scalar type ", st,
               " but found ", weight->scalar_type());
   TORCH_CHECK(target.scalar_type() == at::kLong, "expected scalar type Long but found ",
@@ -327,7 +327,7 @@ std::tuple<Tensor, Tensor> nll_loss2d_forward_fn(const Tensor& self, const Tenso
                                                  const c10::optional<Tensor>& weight,
                                                  int64_t reduction, int64_t ignore_index) {
   check_operands("nll_loss2d", {self, target});
-  check_nll2d(self, target, weight, "nll_loss2d_forward_out_frame");
+  check_nll2d(self, target, weight, false);
   Tensor output = reduction == at::Reduction::None ? fresh(self, target.sizes()) : fresh(self, {});
   Tensor total = fresh(self, {});
   nll_loss_forward_into(self, target, weight, reduction, ignore_index, output, total);
@@ -339,7 +339,7 @@ std::tuple<Tensor&, Tensor&> nll_loss2d_forward_out(const Tensor& self, const Te
                                                     int64_t reduction, int64_t ignore_index,
                                                     Tensor& output, Tensor& total_weight) {
   check_operands("nll_loss2d", {self, target, output, total_weight});
-  check_nll2d(self, target, weight, "nll_loss2d_forward_out_frame");
+  check_nll2d(self, target, weight, false);
   total_weight.resize_({});
   if (reduction == at::Reduction::None)
     at::native::resize_output(output, target.sizes());
@@ -352,7 +352,7 @@ std::tuple<Tensor&, Tensor&> nll_loss2d_forward_out(const Tensor& self, const Te
 void check_nll2d_backward(const Tensor& grad_output, const Tensor& self, const Tensor& target,
                           const c10::optional<Tensor>& weight, int64_t reduction,
                           const Tensor& total_weight) {
-  check_nll2d(self, target, weight, "nll_loss2d_backward_out_frame");
+  check_nll2d(self, target, weight, true);
   TORCH_CHECK(total_weight.numel() == 1,
               "expected total_weight to be a single element tensor, got: ", total_weight.sizes(),
               " (", total_weight.numel(), " elements)");

@@ -76,14 +76,11 @@ std::pair<int64_t, int64_t> integer_range(c10::ScalarType t) {
 // in float and round once at the end (self's values included); 1.13's round after every
 // update (256 + 1 + 1 in bfloat16: 258 against 256). One call of the CPU's op tells which
 // the running torch does, and Loom accumulates as it.
-bool cpu_accumulates_in_float(const std::function<Tensor(Tensor, const Tensor&)>& op) {
-  Tensor r = op(at::full({1, 1}, 256.0, at::kBFloat16), at::ones({2, 1}, at::kBFloat16));
-  return r.item<float>() == 258.0f;
-}
 bool cpu_scatters_in_float() {
-  static const bool in_float = cpu_accumulates_in_float([](Tensor self, const Tensor& src) {
-    return self.scatter_add_(0, at::zeros({2, 1}, at::kLong), src);
-  });
+  static const bool in_float =
+      at::full({1, 1}, 256.0, at::kBFloat16)
+          .scatter_add_(0, at::zeros({2, 1}, at::kLong), at::ones({2, 1}, at::kBFloat16))
+          .item<float>() == 258.0f;
   return in_float;
 }
 
@@ -320,11 +317,11 @@ void index_write(Tensor& out, int64_t dim, const Tensor& index, const Shape& sha
   scatter(buffer_of(out), to_loom(out.scalar_type()), at, value, combine, scaled);
 }
 
-// Whether the running torch's CPU index_add into a self of several dims reports an index out
-// of range as scatter does, a RuntimeError "index 5 is out of bounds for dimension 0 with
-// size 2" (2.x, where it runs a scatter_add: see index_add_into), instead of 1.13's
+// Whether the running torch's CPU runs index_add into a self of several dims as a scatter_add
+// where it can (2.x: see index_add_into): an index out of range then gets scatter's
+// RuntimeError "index 5 is out of bounds for dimension 0 with size 2" instead of 1.13's
 // IndexError "index out of range in self". One call of the CPU's op tells.
-bool cpu_index_add_reports_bounds() {
+bool cpu_index_add_runs_scatter() {
   static const bool bounds = [] {
     try {
       at::zeros({2, 1}).index_add(0, at::full({1}, 5, at::kLong), at::ones({1, 1}));
@@ -355,11 +352,8 @@ Tensor& index_add_into(const Tensor& self, int64_t dim, const Tensor& index, con
                     index.scalar_type() == at::kLong && source.dim() == out.dim();
   for (int64_t d = 0; as_scatter && d < out.dim(); ++d)
     as_scatter = d == dim || out.size(d) == source.size(d);
-  const bool bounds = as_scatter && cpu_index_add_reports_bounds();
-  static const bool in_float = cpu_accumulates_in_float([](Tensor self, const Tensor& src) {
-    return self.index_add_(0, at::zeros({2}, at::kLong), src);
-  });
-  accumulate_as_cpu(out, as_scatter && in_float, [&](Tensor& t) {
+  const bool bounds = as_scatter && cpu_index_add_runs_scatter();
+  accumulate_as_cpu(out, bounds && cpu_scatters_in_float(), [&](Tensor& t) {
     DType dtype = to_loom(t.scalar_type());
     Tensor src = as_1d(source);
     Shape shape = shape_of(src.sizes());
