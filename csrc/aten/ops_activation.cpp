@@ -1,7 +1,7 @@
 // Activations and their backward ops, as autograd calls them: each is one pointwise value
 // (formulas as CPU's kernels write them), so it fuses with its producer and consumer.
-#include <ATen/MetaFunctions.h>
 #include <ATen/MemoryOverlap.h>
+#include <ATen/MetaFunctions.h>
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
 

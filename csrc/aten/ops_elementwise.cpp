@@ -446,8 +446,9 @@ Op div_mode_op(c10::optional<c10::string_view> mode) {
 }
 
 Tensor div_mode_fn(const Tensor& a, const Tensor& b, c10::optional<c10::string_view> mode) {
-  return functional([&] { return at::meta::div(to_meta(a), to_meta(b), mode); },
-                    [&](const Shape& s, DType r) { return binary_value(div_mode_op(mode), a, b, s, r); });
+  return functional(
+      [&] { return at::meta::div(to_meta(a), to_meta(b), mode); },
+      [&](const Shape& s, DType r) { return binary_value(div_mode_op(mode), a, b, s, r); });
 }
 Tensor& div_mode_ip(Tensor& a, const Tensor& b, c10::optional<c10::string_view> mode) {
   Tensor ma = to_meta(a), mb = to_meta(b);
@@ -462,8 +463,9 @@ Tensor& div_mode_out(const Tensor& a, const Tensor& b, c10::optional<c10::string
   Tensor ma = to_meta(a), mb = to_meta(b), mo = to_meta_out(out, a, ma, b, mb);
   at::meta::div_outf(ma, mb, mode, mo);
   match_out(out, mo);
-  return into(out, [&] { return at::meta::div(ma, mb, mode); },
-              [&](const Shape& s, DType t) { return binary_value(div_mode_op(mode), a, b, s, t); });
+  return into(
+      out, [&] { return at::meta::div(ma, mb, mode); },
+      [&](const Shape& s, DType t) { return binary_value(div_mode_op(mode), a, b, s, t); });
 }
 Tensor floor_divide_fn(const Tensor& a, const Tensor& b) { return div_mode_fn(a, b, "floor"); }
 Tensor& floor_divide_ip(Tensor& a, const Tensor& b) { return div_mode_ip(a, b, "floor"); }
@@ -516,8 +518,9 @@ Tensor& pow_s_out(const Tensor& a, const c10::Scalar& e, Tensor& out) {
   Tensor ma = to_meta(a), mo = to_meta(out);
   at::meta::pow_outf(ma, e, mo);
   match_out(out, mo);
-  return into(out, [&] { return at::meta::pow(ma, e); },
-              [&](const Shape& s, DType t) { return pow_scalar_value(a, e, s, t); });
+  return into(
+      out, [&] { return at::meta::pow(ma, e); },
+      [&](const Shape& s, DType t) { return pow_scalar_value(a, e, s, t); });
 }
 
 

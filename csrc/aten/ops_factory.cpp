@@ -2,10 +2,10 @@
 // scalar_tensor). zeros/ones/full/*_like and rand/randn/randint are composite in PyTorch and
 // route to empty + fill_ or to these (random fills: ops_random.cpp).
 #include <ATen/Dispatch.h>
-#include <ATen/MetaFunctions.h>
 #include <ATen/MemoryOverlap.h>
-#include <ATen/Version.h>
+#include <ATen/MetaFunctions.h>
 #include <ATen/Parallel.h>
+#include <ATen/Version.h>
 #include <torch/library.h>
 
 #include <cmath>

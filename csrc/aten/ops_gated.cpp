@@ -1,8 +1,8 @@
 // Activations with a second operand taken from the input, a weight or random numbers: glu
 // (one half of the input gates the other), prelu (a slope per channel), forward and
 // backward, and rrelu (a random slope per element in training; its backward is composite).
-#include <ATen/MetaFunctions.h>
 #include <ATen/ATen.h>
+#include <ATen/MetaFunctions.h>
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
 

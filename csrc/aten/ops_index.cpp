@@ -2,9 +2,9 @@
 // take/put_, masked_scatter_, and the data-dependent nonzero (masked_fill_ and masked_select
 // are in ops_masked.cpp). Reads are
 // gathers and writes are scatters at computed element indices, checked in the kernel.
-#include <ATen/MetaFunctions.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/MemoryOverlap.h>
+#include <ATen/MetaFunctions.h>
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
 

@@ -1,11 +1,11 @@
 // Losses and their backward ops: an elementwise loss (CPU's formula) reduced by sum or
 // mean, and gradients that are one pointwise value; embedding's backward, a scatter-add of
 // gradient rows; xlogy, which kl_div is built from.
-#include <ATen/MetaFunctions.h>
+#include <ATen/EmptyTensor.h>
 #include <ATen/ExpandUtils.h>
+#include <ATen/MetaFunctions.h>
 #include <ATen/TensorUtils.h>
 #include <ATen/native/Resize.h>
-#include <ATen/EmptyTensor.h>
 #include <torch/library.h>
 
 #include <cmath>
@@ -123,7 +123,8 @@ Tensor& smooth_l1_loss_out(const Tensor& self, const Tensor& target, int64_t red
   });
 }
 Tensor smooth_l1_loss_fn(const Tensor& self, const Tensor& target, int64_t reduction, double beta) {
-  Tensor out = result_like(at::meta::smooth_l1_loss(to_meta(self), to_meta(target), reduction, beta));
+  Tensor out =
+      result_like(at::meta::smooth_l1_loss(to_meta(self), to_meta(target), reduction, beta));
   return smooth_l1_loss_out(self, target, reduction, beta, out);
 }
 

@@ -29,10 +29,10 @@ std::pair<int64_t, int64_t> check_multi_margin(const Tensor& input, const Tensor
   TORCH_CHECK(valid, "Expected non-empty vector or matrix with optional 0-dim batch size, but got: ",
               input.sizes());
   const int64_t n = nd <= 1 ? 1 : input.size(0), c = nd == 0 ? 1 : input.size(nd - 1);
-  LOOM_CHECK_AS_CPU(target.dim() <= 1 && target.numel() == n,
-                    at::multi_margin_loss(cpu_zeros_like(input),
-                                          cpu_zeros_like(target).to(at::kLong), p),
-                    "inconsistent target size, got: ", target.sizes());
+  LOOM_CHECK_AS_CPU(
+      target.dim() <= 1 && target.numel() == n,
+      at::multi_margin_loss(cpu_zeros_like(input), cpu_zeros_like(target).to(at::kLong), p),
+      "inconsistent target size, got: ", target.sizes());
   const auto st = input.scalar_type();
   TORCH_CHECK(st == at::kFloat || st == at::kDouble, "\"", frame, "\" not implemented for '",
               c10::toString(st), "'");
@@ -208,10 +208,9 @@ std::pair<int64_t, int64_t> check_multilabel(const Tensor& input, const Tensor& 
               input.sizes());
   const bool fits = nd <= 1 ? target.dim() <= 1 && target.numel() == c
                             : target.dim() == 2 && target.size(0) == n && target.size(1) == c;
-  LOOM_CHECK_AS_CPU(fits,
-                    at::multilabel_margin_loss(cpu_zeros_like(input),
-                                               cpu_zeros_like(target).to(at::kLong)),
-                    "inconsistent size ", target.sizes(), " for argument #2 'target'");
+  LOOM_CHECK_AS_CPU(
+      fits, at::multilabel_margin_loss(cpu_zeros_like(input), cpu_zeros_like(target).to(at::kLong)),
+      "inconsistent size ", target.sizes(), " for argument #2 'target'");
   if (input.numel() > 0)
     check_now(target, c, false, false, "argument #2 'target' is out of range", -1);
   const auto st = input.scalar_type();

@@ -3,8 +3,8 @@
 // gcd/lcm, signbit, isposinf/isneginf, nan_to_num, entr, xlog1py, zeta, the orthogonal
 // polynomials and the shrinks.
 // Each raises the CPU's error for the dtypes its CPU kernel has no code for.
-#include <ATen/MetaFunctions.h>
 #include <ATen/ATen.h>
+#include <ATen/MetaFunctions.h>
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
 
@@ -232,8 +232,10 @@ Tensor& isinf_sign_into(const Tensor& self, Tensor& out) {
   check_operands(name, {self, out});
   check_isinf_sign_dtype<kPositive>(self);
   Tensor ms = to_meta(self), mo = to_meta_out(out, self, ms);
-  if (kPositive) at::meta::isposinf_outf(ms, mo);
-  else at::meta::isneginf_outf(ms, mo);
+  if (kPositive)
+    at::meta::isposinf_outf(ms, mo);
+  else
+    at::meta::isneginf_outf(ms, mo);
   match_out(out, mo);
   EngineLock g(engine_mutex());
   const Shape shape = shape_of(out.sizes());
@@ -352,38 +354,37 @@ NodeRef inside(const NodeRef& x, const NodeRef& l) { return both(ge(x, -l), le(x
 // A negative lambda gets the CPU's error where it has one (before the meta call, whose
 // text may be another release's); the dtype is probed once (NOTE [Dtypes of the running
 // torch]).
-#define LOOM_SHRINK(name, formula)                                                      \
-  void name##_check(c10::ScalarType st, const c10::Scalar& lambd) {                     \
-    static const CpuVerdicts verdicts;                                                  \
-    if (lambd.toDouble() < 0) at::name(probe_operand(st), lambd);                       \
-    verdicts.check(st, [&] { at::name(probe_operand(st), 0.5); });                      \
-  }                                                                                     \
-  Tensor& name##_into(const Tensor& self, const c10::Scalar& lambd, Tensor& out) {      \
-    check_operands(#name, {self, out});                                                 \
-    name##_check(self.scalar_type(), lambd);                                            \
-    Tensor ms = to_meta(self);                                                          \
-    check_result_fits(at::meta::name(ms, lambd), out);                                  \
-    Tensor mo = to_meta_out(out, self, ms);                                             \
-    at::meta::name##_outf(ms, lambd, mo);                                               \
-    match_out(out, mo);                                                                 \
-    const DType t = to_loom(mo.scalar_type());                                          \
-    return pointwise_into(out, {self}, [&](const V& v) {                               \
-      NodeRef x = v[0], l = lambd_node(lambd, t, x);                                    \
-      return formula;                                                                   \
-    });                                                                                 \
-  }                                                                                     \
-  Tensor name##_fn(const Tensor& self, const c10::Scalar& lambd) {                      \
-    check_operands(#name, {self});                                                      \
-    name##_check(self.scalar_type(), lambd);                                            \
-    Tensor out = locked_result(at::meta::name(to_meta(self), lambd));                   \
-    return name##_into(self, lambd, out);                                               \
+#define LOOM_SHRINK(name, formula)                                                 \
+  void name##_check(c10::ScalarType st, const c10::Scalar& lambd) {                \
+    static const CpuVerdicts verdicts;                                             \
+    if (lambd.toDouble() < 0) at::name(probe_operand(st), lambd);                  \
+    verdicts.check(st, [&] { at::name(probe_operand(st), 0.5); });                 \
+  }                                                                                \
+  Tensor& name##_into(const Tensor& self, const c10::Scalar& lambd, Tensor& out) { \
+    check_operands(#name, {self, out});                                            \
+    name##_check(self.scalar_type(), lambd);                                       \
+    Tensor ms = to_meta(self);                                                     \
+    check_result_fits(at::meta::name(ms, lambd), out);                             \
+    Tensor mo = to_meta_out(out, self, ms);                                        \
+    at::meta::name##_outf(ms, lambd, mo);                                          \
+    match_out(out, mo);                                                            \
+    const DType t = to_loom(mo.scalar_type());                                     \
+    return pointwise_into(out, {self}, [&](const V& v) {                           \
+      NodeRef x = v[0], l = lambd_node(lambd, t, x);                               \
+      return formula;                                                              \
+    });                                                                            \
+  }                                                                                \
+  Tensor name##_fn(const Tensor& self, const c10::Scalar& lambd) {                 \
+    check_operands(#name, {self});                                                 \
+    name##_check(self.scalar_type(), lambd);                                       \
+    Tensor out = locked_result(at::meta::name(to_meta(self), lambd));              \
+    return name##_into(self, lambd, out);                                          \
   }
 
 // Whether the running torch's CPU softshrink keeps NaN (2.x: x * 0 between the bounds) or
 // gives 0 for it (1.13).
 bool cpu_softshrink_keeps_nan() {
-  static const bool keeps =
-      std::isnan(at::softshrink(at::full({1}, NAN), 0.5).item<float>());
+  static const bool keeps = std::isnan(at::softshrink(at::full({1}, NAN), 0.5).item<float>());
   return keeps;
 }
 
@@ -392,32 +393,32 @@ LOOM_SHRINK(softshrink,
             select(gt(x, l), x - l,
                    select(lt(x, -l), x + l, cpu_softshrink_keeps_nan() ? x * 0.0 : lit(0.0, x))))
 
-#define LOOM_SHRINK_BACKWARD(name)                                                        \
-  void name##_check(const Tensor& grad, const Tensor& self) {                             \
-    static const CpuVerdicts verdicts;                                                    \
-    const c10::ScalarType g = grad.scalar_type(), s = self.scalar_type();                 \
-    verdicts.check(at::promote_types(g, s),                                               \
-                   [&] { at::name(probe_operand(g), probe_operand(s), 0.5); });           \
-  }                                                                                       \
-  Tensor& name##_into(const Tensor& grad, const Tensor& self, const c10::Scalar& lambd,   \
-                      Tensor& out) {                                                      \
-    check_operands(#name, {grad, self, out});                                             \
-    Tensor mg = to_meta(grad), ms = to_meta(self);                                        \
-    name##_check(grad, self);                                                             \
-    Tensor mo = to_meta_out(out, grad, mg, self, ms);                                     \
-    at::meta::name##_outf(mg, ms, lambd, mo);                                             \
-    match_out(out, mo);                                                                   \
-    const DType t = to_loom(mo.scalar_type());                                            \
-    return pointwise_into(out, {grad, self}, [&](const V& v) {                           \
-      return select(inside(v[1], lambd_node(lambd, t, v[1])), 0.0, v[0]);                 \
-    });                                                                                   \
-  }                                                                                       \
-  Tensor name##_fn(const Tensor& grad, const Tensor& self, const c10::Scalar& lambd) {    \
-    check_operands(#name, {grad, self});                                                  \
-    Tensor m = at::meta::name(to_meta(grad), to_meta(self), lambd);                       \
-    name##_check(grad, self);                                                             \
-    Tensor out = locked_result(m);                                                        \
-    return name##_into(grad, self, lambd, out);                                           \
+#define LOOM_SHRINK_BACKWARD(name)                                                      \
+  void name##_check(const Tensor& grad, const Tensor& self) {                           \
+    static const CpuVerdicts verdicts;                                                  \
+    const c10::ScalarType g = grad.scalar_type(), s = self.scalar_type();               \
+    verdicts.check(at::promote_types(g, s),                                             \
+                   [&] { at::name(probe_operand(g), probe_operand(s), 0.5); });         \
+  }                                                                                     \
+  Tensor& name##_into(const Tensor& grad, const Tensor& self, const c10::Scalar& lambd, \
+                      Tensor& out) {                                                    \
+    check_operands(#name, {grad, self, out});                                           \
+    Tensor mg = to_meta(grad), ms = to_meta(self);                                      \
+    name##_check(grad, self);                                                           \
+    Tensor mo = to_meta_out(out, grad, mg, self, ms);                                   \
+    at::meta::name##_outf(mg, ms, lambd, mo);                                           \
+    match_out(out, mo);                                                                 \
+    const DType t = to_loom(mo.scalar_type());                                          \
+    return pointwise_into(out, {grad, self}, [&](const V& v) {                          \
+      return select(inside(v[1], lambd_node(lambd, t, v[1])), 0.0, v[0]);               \
+    });                                                                                 \
+  }                                                                                     \
+  Tensor name##_fn(const Tensor& grad, const Tensor& self, const c10::Scalar& lambd) {  \
+    check_operands(#name, {grad, self});                                                \
+    Tensor m = at::meta::name(to_meta(grad), to_meta(self), lambd);                     \
+    name##_check(grad, self);                                                           \
+    Tensor out = locked_result(m);                                                      \
+    return name##_into(grad, self, lambd, out);                                         \
   }
 
 LOOM_SHRINK_BACKWARD(hardshrink_backward)

@@ -113,8 +113,9 @@ template <bool kLog>
 Tensor softmax_backward_fn(const Tensor& grad, const Tensor& output, int64_t dim,
                            c10::ScalarType input_dtype) {
   check_operands("softmax_backward", {grad, output});
-  Tensor meta = kLog ? at::meta::_log_softmax_backward_data(to_meta(grad), to_meta(output), dim, input_dtype)
-                     : at::meta::_softmax_backward_data(to_meta(grad), to_meta(output), dim, input_dtype);
+  Tensor meta =
+      kLog ? at::meta::_log_softmax_backward_data(to_meta(grad), to_meta(output), dim, input_dtype)
+           : at::meta::_softmax_backward_data(to_meta(grad), to_meta(output), dim, input_dtype);
   EngineLock g(engine_mutex());
   Tensor out = result_like(meta);
   assign(out, softmax_backward_value(grad, output, dim, kLog, to_loom(meta.scalar_type())));
@@ -214,7 +215,7 @@ std::tuple<Tensor, Tensor> nll_loss_forward_fn(const Tensor& self, const Tensor&
                                                int64_t reduction, int64_t ignore_index) {
   check_operands("nll_loss", {self, target});
   auto meta = at::meta::nll_loss_forward(to_meta(self), to_meta(target), to_meta(weight), reduction,
-                                   ignore_index);
+                                         ignore_index);
   Tensor output = result_like(std::get<0>(meta)), total = result_like(std::get<1>(meta));
   nll_loss_forward_into(self, target, weight, reduction, ignore_index, output, total);
   return {output, total};
@@ -226,7 +227,7 @@ std::tuple<Tensor&, Tensor&> nll_loss_forward_out(const Tensor& self, const Tens
                                                   Tensor& output, Tensor& total_weight) {
   check_operands("nll_loss", {self, target, output, total_weight});
   auto meta = at::meta::nll_loss_forward(to_meta(self), to_meta(target), to_meta(weight), reduction,
-                                   ignore_index);
+                                         ignore_index);
   at::native::resize_output(output, std::get<0>(meta).sizes());
   at::native::resize_output(total_weight, std::get<1>(meta).sizes());
   nll_loss_forward_into(self, target, weight, reduction, ignore_index, output, total_weight);
@@ -268,8 +269,9 @@ Tensor nll_loss_backward_fn(const Tensor& grad_output, const Tensor& self, const
                             const c10::optional<Tensor>& weight, int64_t reduction,
                             int64_t ignore_index, const Tensor& total_weight) {
   check_operands("nll_loss_backward", {grad_output, self, target, total_weight});
-  Tensor meta = at::meta::nll_loss_backward(to_meta(grad_output), to_meta(self), to_meta(target),
-                                      to_meta(weight), reduction, ignore_index, to_meta(total_weight));
+  Tensor meta =
+      at::meta::nll_loss_backward(to_meta(grad_output), to_meta(self), to_meta(target),
+                                  to_meta(weight), reduction, ignore_index, to_meta(total_weight));
   Tensor out = result_like(meta);
   nll_loss_backward_into(grad_output, self, target, weight, reduction, ignore_index, total_weight, out);
   return out;
@@ -279,8 +281,9 @@ Tensor& nll_loss_backward_out(const Tensor& grad_output, const Tensor& self, con
                               const c10::optional<Tensor>& weight, int64_t reduction,
                               int64_t ignore_index, const Tensor& total_weight, Tensor& out) {
   check_operands("nll_loss_backward", {grad_output, self, target, total_weight, out});
-  Tensor meta = at::meta::nll_loss_backward(to_meta(grad_output), to_meta(self), to_meta(target),
-                                      to_meta(weight), reduction, ignore_index, to_meta(total_weight));
+  Tensor meta =
+      at::meta::nll_loss_backward(to_meta(grad_output), to_meta(self), to_meta(target),
+                                  to_meta(weight), reduction, ignore_index, to_meta(total_weight));
   at::native::resize_output(out, meta.sizes());
   nll_loss_backward_into(grad_output, self, target, weight, reduction, ignore_index, total_weight, out);
   return out;
@@ -310,9 +313,9 @@ void check_nll2d(const Tensor& input, const Tensor& target, const c10::optional<
   if (!backward)
     LOOM_CPU_VERDICT(st, c10::ScalarType::Undefined, at::nll_loss2d(pixel(), target0()));
   else
-    LOOM_CPU_VERDICT(st, c10::ScalarType::Undefined,
-                     at::nll_loss2d_backward(one(), pixel(), target0(), {}, at::Reduction::Mean,
-                                             -100, one()));
+    LOOM_CPU_VERDICT(
+        st, c10::ScalarType::Undefined,
+        at::nll_loss2d_backward(one(), pixel(), target0(), {}, at::Reduction::Mean, -100, one()));
   TORCH_CHECK(!weighted || weight->scalar_type() == st, "expected scalar type ", st,
               " but found ", weight->scalar_type());
   TORCH_CHECK(target.scalar_type() == at::kLong, "expected scalar type Long but found ",

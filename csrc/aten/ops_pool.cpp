@@ -125,7 +125,8 @@ Tensor scatter_windows(const Tensor& per, const Window& g, bool channels_last) {
 std::tuple<Tensor, Tensor> max_pool(const Tensor& self, IntArrayRef kernel, IntArrayRef stride,
                                     IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
   check_operands("max_pool2d_with_indices", {self});
-  auto meta = at::meta::max_pool2d_with_indices(to_meta(self), kernel, stride, padding, dilation, ceil_mode);
+  auto meta = at::meta::max_pool2d_with_indices(to_meta(self), kernel, stride, padding, dilation,
+                                                ceil_mode);
   TORCH_CHECK(self.is_floating_point(), "\"max_pool2d\" not implemented for '", self.scalar_type(), "'");
   Tensor out = result_like(std::get<0>(meta)), idx = result_like(std::get<1>(meta));
   if (out.numel() == 0) return {out, idx};
@@ -202,8 +203,9 @@ Tensor max_pool_backward(const Tensor& grad_out, const Tensor& self, IntArrayRef
                          IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
                          bool ceil_mode, const Tensor& indices) {
   check_operands("max_pool2d_with_indices_backward", {grad_out, self, indices});
-  Tensor meta = at::meta::max_pool2d_with_indices_backward(to_meta(grad_out), to_meta(self), kernel, stride,
-                                                     padding, dilation, ceil_mode, to_meta(indices));
+  Tensor meta =
+      at::meta::max_pool2d_with_indices_backward(to_meta(grad_out), to_meta(self), kernel, stride,
+                                                 padding, dilation, ceil_mode, to_meta(indices));
   // The gradient takes the layout the meta call gives it (the input's memory format).
   Tensor out = result_like(meta), out4 = as_4d(out);
   Tensor in4 = as_4d(self), g4 = as_4d(grad_out), i4 = as_4d(indices);
@@ -246,8 +248,8 @@ Tensor avg_divisors(const Window& g, bool count_include_pad, c10::optional<int64
 Tensor avg_pool(const Tensor& self, IntArrayRef kernel, IntArrayRef stride, IntArrayRef padding,
                 bool ceil_mode, bool count_include_pad, c10::optional<int64_t> divisor_override) {
   check_operands("avg_pool2d", {self});
-  Tensor meta = at::meta::avg_pool2d(to_meta(self), kernel, stride, padding, ceil_mode, count_include_pad,
-                               divisor_override);
+  Tensor meta = at::meta::avg_pool2d(to_meta(self), kernel, stride, padding, ceil_mode,
+                                     count_include_pad, divisor_override);
   Tensor out = result_like(meta);
   if (out.numel() == 0) return out;
   Tensor in4 = as_4d(self);
@@ -266,16 +268,17 @@ Tensor avg_pool_backward(const Tensor& grad_out, const Tensor& self, IntArrayRef
                          IntArrayRef stride, IntArrayRef padding, bool ceil_mode,
                          bool count_include_pad, c10::optional<int64_t> divisor_override) {
   check_operands("avg_pool2d_backward", {grad_out, self});
-  Tensor meta_out = at::meta::avg_pool2d(to_meta(self), kernel, stride, padding, ceil_mode, count_include_pad,
-                                   divisor_override);
+  Tensor meta_out = at::meta::avg_pool2d(to_meta(self), kernel, stride, padding, ceil_mode,
+                                         count_include_pad, divisor_override);
   Tensor in4 = as_4d(self), g4 = as_4d(grad_out);
   Window g = window(in4, kernel, stride, padding, {}, meta_out);
   // In grad_out's layout, which the scatter reads.
   Tensor per = at::empty_like(g4);
   at::div_out(per, g4, avg_divisors(g, count_include_pad, divisor_override, grad_out.options()));
   // The gradient takes the layout of the meta call (the input's memory format).
-  Tensor meta = at::meta::avg_pool2d_backward(to_meta(grad_out), to_meta(self), kernel, stride, padding,
-                                        ceil_mode, count_include_pad, divisor_override);
+  Tensor meta =
+      at::meta::avg_pool2d_backward(to_meta(grad_out), to_meta(self), kernel, stride, padding,
+                                    ceil_mode, count_include_pad, divisor_override);
   const bool channels_last = self.dim() == 4 && meta.is_contiguous(at::MemoryFormat::ChannelsLast) &&
                              !meta.is_contiguous();
   Tensor grad = per.numel() == 0 ? at::zeros_like(in4, at::MemoryFormat::Contiguous)

@@ -246,9 +246,11 @@ Tensor adaptive_max_backward(const Tensor& grad_out, const Tensor& self, const T
   const char* op = K == 2 ? "adaptive_max_pool2d_backward" : "adaptive_max_pool3d_backward";
   check_operands(op, {grad_out, self, indices});
   if (K == 2)
-    (void)at::meta::adaptive_max_pool2d_backward(to_meta(grad_out), to_meta(self), to_meta(indices));
+    (void)at::meta::adaptive_max_pool2d_backward(to_meta(grad_out), to_meta(self),
+                                                 to_meta(indices));
   else
-    (void)at::meta::adaptive_max_pool3d_backward(to_meta(grad_out), to_meta(self), to_meta(indices));
+    (void)at::meta::adaptive_max_pool3d_backward(to_meta(grad_out), to_meta(self),
+                                                 to_meta(indices));
   return max_pool_backward_at(op, grad_out, self, indices, K);
 }
 
@@ -336,8 +338,8 @@ std::vector<Dim> avg3d_dims(const Tensor& self, const Tensor& meta_out, IntArray
 Tensor avg_pool3d(const Tensor& self, IntArrayRef kernel, IntArrayRef stride, IntArrayRef padding,
                   bool ceil_mode, bool count_include_pad, c10::optional<int64_t> divisor_override) {
   check_operands("avg_pool3d", {self});
-  Tensor meta = at::meta::avg_pool3d(to_meta(self), kernel, stride, padding, ceil_mode, count_include_pad,
-                               divisor_override);
+  Tensor meta = at::meta::avg_pool3d(to_meta(self), kernel, stride, padding, ceil_mode,
+                                     count_include_pad, divisor_override);
   check_dtype("avg_pool3d_out_frame", self.scalar_type(), {at::kFloat, at::kDouble, at::kLong});
   Tensor out = result_like(meta);
   if (out.numel() > 0)
@@ -351,9 +353,9 @@ Tensor avg_pool3d_backward(const Tensor& grad_out, const Tensor& self, IntArrayR
                            bool count_include_pad, c10::optional<int64_t> divisor_override) {
   check_operands("avg_pool3d_backward", {grad_out, self});
   (void)at::meta::avg_pool3d_backward(to_meta(grad_out), to_meta(self), kernel, stride, padding,
-                                ceil_mode, count_include_pad, divisor_override);
-  Tensor meta = at::meta::avg_pool3d(to_meta(self), kernel, stride, padding, ceil_mode, count_include_pad,
-                               divisor_override);
+                                      ceil_mode, count_include_pad, divisor_override);
+  Tensor meta = at::meta::avg_pool3d(to_meta(self), kernel, stride, padding, ceil_mode,
+                                     count_include_pad, divisor_override);
   return avg_backward(grad_out, self, avg3d_dims(self, meta, kernel, stride, padding),
                       count_include_pad, divisor_override);
 }

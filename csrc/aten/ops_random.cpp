@@ -5,9 +5,9 @@
 // generator and records a counter-based random leaf (rand_uniform / rand_normal) keyed by
 // that seed. torch.manual_seed therefore makes Loom streams reproducible, but the values
 // differ from the CPU device's stream: only the distributions agree.
-#include <ATen/MetaFunctions.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Dispatch.h>
+#include <ATen/MetaFunctions.h>
 #include <ATen/core/DistributionsHelper.h>
 #include <ATen/native/DistributionTemplates.h>
 #include <ATen/native/Resize.h>
@@ -61,7 +61,6 @@ Tensor& randperm_out(int64_t n, c10::optional<at::Generator> gen, Tensor& out) {
   out.copy_(host.to(st));
   return out;
 }
-
 
 // Uniform [0, 1) in the type that `self`'s values are computed in.
 DType rand_dtype(const Tensor& self) {

@@ -197,22 +197,22 @@ Tensor prod_all(const Tensor& self, c10::optional<at::ScalarType> dtype) {
 
 // --- amax/amin, max/min, argmax/argmin, all/any ---
 
-#define LOOM_EXTREMUM(name, KIND, CPU_KERNEL)                                               \
-  Tensor name##_fn(const Tensor& self, at::IntArrayRef dim, bool keepdim) {                 \
-    check_not_complex(CPU_KERNEL, self.scalar_type());                                      \
-    Axes axes = reduce_axes(self.dim(), dim);                                               \
+#define LOOM_EXTREMUM(name, KIND, CPU_KERNEL)                                                     \
+  Tensor name##_fn(const Tensor& self, at::IntArrayRef dim, bool keepdim) {                       \
+    check_not_complex(CPU_KERNEL, self.scalar_type());                                            \
+    Axes axes = reduce_axes(self.dim(), dim);                                                     \
     return functional(at::meta::name(to_meta(self), dim, keepdim), [&](DType r, const Shape& s) { \
-      return drop_axes(reduced(ReduceKind::KIND, self, axes, r), axes, s);                  \
-    });                                                                                     \
-  }                                                                                         \
-  Tensor& name##_out(const Tensor& self, at::IntArrayRef dim, bool keepdim, Tensor& out) {  \
-    check_not_complex(CPU_KERNEL, self.scalar_type());                                      \
-    Axes axes = reduce_axes(self.dim(), dim);                                               \
-    return into(                                                                            \
-        out, [&](Tensor& mo) { at::meta::name##_outf(to_meta(self), dim, keepdim, mo); },   \
-        [&](DType r, const Shape& s) {                                                      \
-          return drop_axes(reduced(ReduceKind::KIND, self, axes, r), axes, s);              \
-        });                                                                                 \
+      return drop_axes(reduced(ReduceKind::KIND, self, axes, r), axes, s);                        \
+    });                                                                                           \
+  }                                                                                               \
+  Tensor& name##_out(const Tensor& self, at::IntArrayRef dim, bool keepdim, Tensor& out) {        \
+    check_not_complex(CPU_KERNEL, self.scalar_type());                                            \
+    Axes axes = reduce_axes(self.dim(), dim);                                                     \
+    return into(                                                                                  \
+        out, [&](Tensor& mo) { at::meta::name##_outf(to_meta(self), dim, keepdim, mo); },         \
+        [&](DType r, const Shape& s) {                                                            \
+          return drop_axes(reduced(ReduceKind::KIND, self, axes, r), axes, s);                    \
+        });                                                                                       \
   }
 LOOM_EXTREMUM(amax, Max, "max_values_cpu")
 LOOM_EXTREMUM(amin, Min, "min_values_cpu")
@@ -289,35 +289,35 @@ LOOM_EXTREMUM_DIM(min, Min)
 LOOM_ARG(argmax, ArgMax)
 LOOM_ARG(argmin, ArgMin)
 
-#define LOOM_BOOL_REDUCE(name, KIND)                                                   \
-  Tensor name##_dim(const Tensor& self, int64_t dim, bool keepdim) {                   \
-    Tensor meta = at::meta::name(to_meta(self), dim, keepdim);                         \
-    Axes axes = one_axis(self.dim(), dim);                                             \
-    return functional(meta, [&](DType r, const Shape& s) {                             \
-      return drop_axes(reduced(ReduceKind::KIND, self, axes, r), axes, s);             \
-    });                                                                                \
-  }                                                                                    \
-  Tensor& name##_dim_out(const Tensor& self, int64_t dim, bool keepdim, Tensor& out) { \
-    return into(                                                                       \
+#define LOOM_BOOL_REDUCE(name, KIND)                                                      \
+  Tensor name##_dim(const Tensor& self, int64_t dim, bool keepdim) {                      \
+    Tensor meta = at::meta::name(to_meta(self), dim, keepdim);                            \
+    Axes axes = one_axis(self.dim(), dim);                                                \
+    return functional(meta, [&](DType r, const Shape& s) {                                \
+      return drop_axes(reduced(ReduceKind::KIND, self, axes, r), axes, s);                \
+    });                                                                                   \
+  }                                                                                       \
+  Tensor& name##_dim_out(const Tensor& self, int64_t dim, bool keepdim, Tensor& out) {    \
+    return into(                                                                          \
         out, [&](Tensor& mo) { at::meta::name##_outf(to_meta(self), dim, keepdim, mo); }, \
-        [&](DType r, const Shape& s) {                                                 \
-          Axes axes = one_axis(self.dim(), dim);                                       \
-          return drop_axes(reduced(ReduceKind::KIND, self, axes, r), axes, s);         \
-        });                                                                            \
-  }                                                                                    \
-  Tensor name##_all(const Tensor& self) {                                              \
-    Axes axes = reduce_axes(self.dim(), c10::nullopt);                                 \
-    return functional(at::meta::name(to_meta(self)), [&](DType r, const Shape& s) {    \
-      return drop_axes(reduced(ReduceKind::KIND, self, axes, r), axes, s);             \
-    });                                                                                \
-  }                                                                                    \
-  Tensor& name##_all_out(const Tensor& self, Tensor& out) {                            \
-    return into(                                                                       \
-        out, [&](Tensor& mo) { at::meta::name##_outf(to_meta(self), mo); },            \
-        [&](DType r, const Shape& s) {                                                 \
-          Axes axes = reduce_axes(self.dim(), c10::nullopt);                           \
-          return drop_axes(reduced(ReduceKind::KIND, self, axes, r), axes, s);         \
-        });                                                                            \
+        [&](DType r, const Shape& s) {                                                    \
+          Axes axes = one_axis(self.dim(), dim);                                          \
+          return drop_axes(reduced(ReduceKind::KIND, self, axes, r), axes, s);            \
+        });                                                                               \
+  }                                                                                       \
+  Tensor name##_all(const Tensor& self) {                                                 \
+    Axes axes = reduce_axes(self.dim(), c10::nullopt);                                    \
+    return functional(at::meta::name(to_meta(self)), [&](DType r, const Shape& s) {       \
+      return drop_axes(reduced(ReduceKind::KIND, self, axes, r), axes, s);                \
+    });                                                                                   \
+  }                                                                                       \
+  Tensor& name##_all_out(const Tensor& self, Tensor& out) {                               \
+    return into(                                                                          \
+        out, [&](Tensor& mo) { at::meta::name##_outf(to_meta(self), mo); },               \
+        [&](DType r, const Shape& s) {                                                    \
+          Axes axes = reduce_axes(self.dim(), c10::nullopt);                              \
+          return drop_axes(reduced(ReduceKind::KIND, self, axes, r), axes, s);            \
+        });                                                                               \
   }
 LOOM_BOOL_REDUCE(all, All)
 LOOM_BOOL_REDUCE(any, Any)

@@ -2,8 +2,8 @@
 // built here from other aten ops: every call below dispatches back to Loom's own kernels,
 // so nothing runs on the CPU. nansum, count_nonzero, equal, renorm.
 #include <ATen/ATen.h>
-#include <ATen/MetaFunctions.h>
 #include <ATen/AccumulateType.h>
+#include <ATen/MetaFunctions.h>
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
 

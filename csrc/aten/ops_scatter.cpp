@@ -1,9 +1,9 @@
 // Reads and writes along one dim at indices from a tensor: gather, the scatter family
 // (scatter, scatter_add, scatter_reduce) and index_add/index_copy/index_fill. Each is a
 // Gather or Scatter node whose element index is computed, and checked, in the kernel.
-#include <ATen/MetaFunctions.h>
 #include <ATen/Dispatch.h>
 #include <ATen/MemoryOverlap.h>
+#include <ATen/MetaFunctions.h>
 #include <torch/library.h>
 
 #include <functional>
@@ -232,8 +232,8 @@ Tensor& scatter_reduce_two_into(const Tensor& self, int64_t dim, const Tensor& i
                                 const Tensor& src, c10::string_view reduce, bool include_self,
                                 Tensor& out) {
   check_operands("scatter_reduce", {self, index, src});
-  Tensor meta =
-      at::meta::scatter_reduce(to_meta(self), dim, to_meta(index), to_meta(src), reduce, include_self);
+  Tensor meta = at::meta::scatter_reduce(to_meta(self), dim, to_meta(index), to_meta(src), reduce,
+                                         include_self);
   if (reduce == "amax" || reduce == "amin") {
     std::string kernel = "scatter_gather_tensor_cpu_reduce_" + std::string(reduce);
     check_not_complex(kernel.c_str(), self.scalar_type());
@@ -268,8 +268,8 @@ Tensor& scatter_reduce_two_into(const Tensor& self, int64_t dim, const Tensor& i
 
 Tensor scatter_reduce_two_fn(const Tensor& self, int64_t dim, const Tensor& index,
                              const Tensor& src, c10::string_view reduce, bool include_self) {
-  Tensor meta =
-      at::meta::scatter_reduce(to_meta(self), dim, to_meta(index), to_meta(src), reduce, include_self);
+  Tensor meta = at::meta::scatter_reduce(to_meta(self), dim, to_meta(index), to_meta(src), reduce,
+                                         include_self);
   Tensor out = result_like(meta);
   return scatter_reduce_two_into(self, dim, index, src, reduce, include_self, out);
 }
@@ -305,7 +305,6 @@ Tensor index_meta(const Tensor& self, int64_t dim, const Tensor& index, const Te
                        at::zeros({1}, index.options().device(at::kMeta)), one_slice(source));
   return at::empty(self.sizes(), result.options());
 }
-
 
 void index_write(Tensor& out, int64_t dim, const Tensor& index, const Shape& shape,
                  const NodeRef& value, Combine combine, bool wrap, const std::string& msg,
@@ -475,7 +474,8 @@ Tensor& index_copy_into(const Tensor& self, int64_t dim, const Tensor& index, co
 }
 
 Tensor index_copy_fn(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source) {
-  Tensor out = result_like(at::meta::index_copy(to_meta(self), dim, to_meta(index), to_meta(source)));
+  Tensor out =
+      result_like(at::meta::index_copy(to_meta(self), dim, to_meta(index), to_meta(source)));
   return index_copy_into(self, dim, index, source, out);
 }
 Tensor& index_copy_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& source) {

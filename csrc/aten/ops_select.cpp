@@ -2,9 +2,9 @@
 // cummax/cummin (two scans), searchsorted/bucketize (a binary search unrolled into the
 // graph), isin (matches over every test element, one fused reduction), aminmax, histc,
 // bincount (histogram has a file of its own).
-#include <ATen/MetaFunctions.h>
 #include <ATen/ATen.h>
 #include <ATen/MemoryOverlap.h>
+#include <ATen/MetaFunctions.h>
 #include <ATen/TensorUtils.h>
 #include <ATen/native/BucketizationUtils.h>
 #include <ATen/native/Resize.h>
@@ -295,8 +295,14 @@ NodeRef histc_counts(const Tensor& x, int64_t bins, double lo, double hi) {
       const int64_t chunks = std::clamp<int64_t>(n >> 14, 1, 4 * int64_t(num_threads()));
       std::vector<scalar_t> partial(size_t(chunks * bins));
       HistJob<scalar_t> job{static_cast<const scalar_t*>(in[0].mem->data) + in[0].view.offset,
-                            n, bins, (n + chunks - 1) / chunks, scalar_t(lo), scalar_t(hi),
-                            partial.data(), cpu_histc_counts_nan(), cpu_histc_scales_first()};
+                            n,
+                            bins,
+                            (n + chunks - 1) / chunks,
+                            scalar_t(lo),
+                            scalar_t(hi),
+                            partial.data(),
+                            cpu_histc_counts_nan(),
+                            cpu_histc_scales_first()};
       char* job_buf[1] = {reinterpret_cast<char*>(&job)};
       run_parallel(count_chunks<scalar_t>, job_buf, chunks, 1);
       auto* h = static_cast<scalar_t*>(out[0]->data);
@@ -318,7 +324,7 @@ void histc_graph(const Tensor& x, int64_t bins, double lo, double hi, Tensor& hi
   Tensor inside = at::logical_and(x >= left, x <= right);
   if (cpu_histc_counts_nan()) inside = at::logical_or(inside, at::isnan(x));
   Tensor scaled = cpu_histc_scales_first() ? (x - left) * bins / (right - left)
-                                            : (x - left) / (right - left) * bins;
+                                           : (x - left) / (right - left) * bins;
   Tensor pos = scaled.nan_to_num(0).clamp(0, double(bins)).to(at::kLong);
   pos = at::where(pos == bins, at::full_like(pos, bins - 1), pos);
   // Counted in bfloat16, one element at a time, as the CPU's kernel counts: index_put_'s

@@ -1,9 +1,8 @@
 // softmax and log_softmax forward, built from reductions (max and sum get kernels of
 // their own; the normalisation fuses into the consumer), and 1.13's private attention.
-#include <torch/library.h>
-
 #include <ATen/MetaFunctions.h>
 #include <ATen/native/Resize.h>
+#include <torch/library.h>
 
 #include "aten/op_util.h"
 #include "aten/torch_compat.h"

@@ -3,16 +3,15 @@
 // stable for equal keys), producing values and Int64 indices. kthvalue, median and mode
 // select on the host the way the CPU does, so that among equal values they report the same
 // index.
-#include <ATen/MetaFunctions.h>
 #include <ATen/Dispatch.h>
 #include <ATen/MemoryOverlap.h>
+#include <ATen/MetaFunctions.h>
+#include <ATen/TensorUtils.h>
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
 
 #include <algorithm>
 #include <numeric>
-
-#include <ATen/TensorUtils.h>
 
 #include "aten/op_util.h"
 #include "aten/pointwise.h"

@@ -3,8 +3,8 @@
 // linalg_cross. Each formula follows the CPU kernel of torch 1.13 (its vectorized
 // path where the scalar one differs), and each op raises the CPU's error for the dtypes
 // that kernel has no code for.
-#include <ATen/MetaFunctions.h>
 #include <ATen/ATen.h>
+#include <ATen/MetaFunctions.h>
 #include <torch/library.h>
 
 #include <cmath>

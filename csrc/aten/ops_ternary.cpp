@@ -87,8 +87,9 @@ Tensor& clamp_t_out(const Tensor& x, const c10::optional<Tensor>& lo,
   Tensor mo = to_meta(out);
   at::meta::clamp_outf(to_meta(x), to_meta(lo), to_meta(hi), mo);
   match_out(out, mo);
-  return into(out, [&] { return at::meta::clamp(to_meta(x), to_meta(lo), to_meta(hi)); },
-              [&](const Shape& s, DType r) { return clamp_value(x, lo, hi, s, r); });
+  return into(
+      out, [&] { return at::meta::clamp(to_meta(x), to_meta(lo), to_meta(hi)); },
+      [&](const Shape& s, DType r) { return clamp_value(x, lo, hi, s, r); });
 }
 Tensor& clamp_t_ip(Tensor& x, const c10::optional<Tensor>& lo, const c10::optional<Tensor>& hi) {
   Tensor mx = to_meta(x);
@@ -119,9 +120,9 @@ Tensor& clamp_out(const Tensor& x, const c10::optional<c10::Scalar>& lo,
   Tensor mo = to_meta(out);
   at::meta::clamp_outf(to_meta(x), lo, hi, mo);
   match_out(out, mo);
-  return into(out, [&] { return at::meta::clamp(to_meta(x), lo, hi); }, [&](const Shape& s, DType t) {
-    return clamp_value(x, wrap_opt(lo), wrap_opt(hi), s, t);
-  });
+  return into(
+      out, [&] { return at::meta::clamp(to_meta(x), lo, hi); },
+      [&](const Shape& s, DType t) { return clamp_value(x, wrap_opt(lo), wrap_opt(hi), s, t); });
 }
 
 // Whether the CPU's kernels fuse a product into the sum that reads it for dtype `r`
@@ -169,15 +170,17 @@ Tensor& lerp_t_out(const Tensor& a, const Tensor& b, const Tensor& w, Tensor& ou
   Tensor mo = to_meta(out);
   at::meta::lerp_outf(to_meta(a), to_meta(b), to_meta(w), mo);
   match_out(out, mo);
-  return into(out, [&] { return at::meta::lerp(to_meta(a), to_meta(b), to_meta(w)); },
-              [&](const Shape& s, DType r) { return lerp_value(a, b, w, s, r); });
+  return into(
+      out, [&] { return at::meta::lerp(to_meta(a), to_meta(b), to_meta(w)); },
+      [&](const Shape& s, DType r) { return lerp_value(a, b, w, s, r); });
 }
 Tensor& lerp_s_out(const Tensor& a, const Tensor& b, const c10::Scalar& w, Tensor& out) {
   Tensor mo = to_meta(out);
   at::meta::lerp_outf(to_meta(a), to_meta(b), w, mo);
   match_out(out, mo);
-  return into(out, [&] { return at::meta::lerp(to_meta(a), to_meta(b), w); },
-              [&](const Shape& s, DType r) { return lerp_value(a, b, wrap(w), s, r); });
+  return into(
+      out, [&] { return at::meta::lerp(to_meta(a), to_meta(b), w); },
+      [&](const Shape& s, DType r) { return lerp_value(a, b, wrap(w), s, r); });
 }
 
 // addcmul / addcdiv: self + value * t1 (*|/) t2, associated as eager does (addcmul's
@@ -190,23 +193,26 @@ NodeRef addc_value(Op op, const Tensor& x, const Tensor& t1, const Tensor& t2,
 }
 #define LOOM_ADDC(name, OP)                                                                     \
   Tensor name##_fn(const Tensor& x, const Tensor& t1, const Tensor& t2, const c10::Scalar& v) { \
-    return functional([&] { return at::meta::name(to_meta(x), to_meta(t1), to_meta(t2), v); },  \
-                      [&](const Shape& s, DType r) { return addc_value(Op::OP, x, t1, t2, v, s, r); }); \
+    return functional(                                                                          \
+        [&] { return at::meta::name(to_meta(x), to_meta(t1), to_meta(t2), v); },                \
+        [&](const Shape& s, DType r) { return addc_value(Op::OP, x, t1, t2, v, s, r); });       \
   }                                                                                             \
   Tensor& name##_ip(Tensor& x, const Tensor& t1, const Tensor& t2, const c10::Scalar& v) {      \
     Tensor mx = to_meta(x);                                                                     \
     Tensor r = at::meta::name(mx, to_meta(t1), to_meta(t2), v);                                 \
     mx.name##_(to_meta(t1), to_meta(t2), v);                                                    \
-    return into(x, [&] { return r; },                                                           \
-                [&](const Shape& s, DType t) { return addc_value(Op::OP, x, t1, t2, v, s, t); }); \
+    return into(                                                                                \
+        x, [&] { return r; },                                                                   \
+        [&](const Shape& s, DType t) { return addc_value(Op::OP, x, t1, t2, v, s, t); });       \
   }                                                                                             \
   Tensor& name##_out(const Tensor& x, const Tensor& t1, const Tensor& t2, const c10::Scalar& v, \
                      Tensor& out) {                                                             \
     Tensor mo = to_meta(out);                                                                   \
     at::meta::name##_outf(to_meta(x), to_meta(t1), to_meta(t2), v, mo);                         \
     match_out(out, mo);                                                                         \
-    return into(out, [&] { return at::meta::name(to_meta(x), to_meta(t1), to_meta(t2), v); },   \
-                [&](const Shape& s, DType t) { return addc_value(Op::OP, x, t1, t2, v, s, t); }); \
+    return into(                                                                                \
+        out, [&] { return at::meta::name(to_meta(x), to_meta(t1), to_meta(t2), v); },           \
+        [&](const Shape& s, DType t) { return addc_value(Op::OP, x, t1, t2, v, s, t); });       \
   }
 LOOM_ADDC(addcmul, Mul)
 LOOM_ADDC(addcdiv, Div)

@@ -316,8 +316,8 @@ Tensor nearest1d(const Tensor& self, SymSizes os, OptScale s) {
 }
 Tensor nearest2d(const Tensor& self, SymSizes os, OptScale sh, OptScale sw) {
   check_operands("upsample_nearest2d", {self});
-  return upsample_forward(self, at::meta::upsample_nearest2d(to_meta(self), ints(os), sh, sw), {sh, sw},
-                          Mode::Nearest, false);
+  return upsample_forward(self, at::meta::upsample_nearest2d(to_meta(self), ints(os), sh, sw),
+                          {sh, sw}, Mode::Nearest, false);
 }
 Tensor nearest3d(const Tensor& self, SymSizes os, OptScale sd, OptScale sh, OptScale sw) {
   check_operands("upsample_nearest3d", {self});
@@ -326,17 +326,19 @@ Tensor nearest3d(const Tensor& self, SymSizes os, OptScale sd, OptScale sh, OptS
 }
 Tensor nearest_exact1d(const Tensor& self, SymSizes os, OptScale s) {
   check_operands("_upsample_nearest_exact1d", {self});
-  return upsample_forward(self, at::meta::_upsample_nearest_exact1d(to_meta(self), ints(os), s), {s},
-                          Mode::NearestExact, false);
+  return upsample_forward(self, at::meta::_upsample_nearest_exact1d(to_meta(self), ints(os), s),
+                          {s}, Mode::NearestExact, false);
 }
 Tensor nearest_exact2d(const Tensor& self, SymSizes os, OptScale sh, OptScale sw) {
   check_operands("_upsample_nearest_exact2d", {self});
-  return upsample_forward(self, at::meta::_upsample_nearest_exact2d(to_meta(self), ints(os), sh, sw),
+  return upsample_forward(self,
+                          at::meta::_upsample_nearest_exact2d(to_meta(self), ints(os), sh, sw),
                           {sh, sw}, Mode::NearestExact, false);
 }
 Tensor nearest_exact3d(const Tensor& self, SymSizes os, OptScale sd, OptScale sh, OptScale sw) {
   check_operands("_upsample_nearest_exact3d", {self});
-  return upsample_forward(self, at::meta::_upsample_nearest_exact3d(to_meta(self), ints(os), sd, sh, sw),
+  return upsample_forward(self,
+                          at::meta::_upsample_nearest_exact3d(to_meta(self), ints(os), sd, sh, sw),
                           {sd, sh, sw}, Mode::NearestExact, false);
 }
 
@@ -369,7 +371,8 @@ Tensor nearest_exact2d_bwd(const Tensor& g, SymSizes os, SymSizes is, OptScale s
 Tensor nearest_exact3d_bwd(const Tensor& g, SymSizes os, SymSizes is, OptScale sd, OptScale sh,
                            OptScale sw) {
   check_operands("_upsample_nearest_exact3d_backward", {g});
-  Tensor m = at::meta::_upsample_nearest_exact3d_backward(to_meta(g), ints(os), ints(is), sd, sh, sw);
+  Tensor m =
+      at::meta::_upsample_nearest_exact3d_backward(to_meta(g), ints(os), ints(is), sd, sh, sw);
   return upsample_backward(g, os, is, m, {sd, sh, sw}, Mode::NearestExact, false);
 }
 
@@ -416,7 +419,8 @@ Tensor bilinear2d(const Tensor& self, SymSizes os, bool ac, OptScale sh, OptScal
 Tensor trilinear3d(const Tensor& self, SymSizes os, bool ac, OptScale sd, OptScale sh,
                    OptScale sw) {
   check_operands("upsample_trilinear3d", {self});
-  return upsample_forward(self, at::meta::upsample_trilinear3d(to_meta(self), ints(os), ac, sd, sh, sw),
+  return upsample_forward(self,
+                          at::meta::upsample_trilinear3d(to_meta(self), ints(os), ac, sd, sh, sw),
                           {sd, sh, sw}, Mode::Linear, ac);
 }
 Tensor linear1d_bwd(const Tensor& g, SymSizes os, SymSizes is, bool ac, OptScale s) {
@@ -433,7 +437,8 @@ Tensor bilinear2d_bwd(const Tensor& g, SymSizes os, SymSizes is, bool ac, OptSca
 Tensor trilinear3d_bwd(const Tensor& g, SymSizes os, SymSizes is, bool ac, OptScale sd, OptScale sh,
                        OptScale sw) {
   check_operands("upsample_trilinear3d_backward", {g});
-  Tensor m = at::meta::upsample_trilinear3d_backward(to_meta(g), ints(os), ints(is), ac, sd, sh, sw);
+  Tensor m =
+      at::meta::upsample_trilinear3d_backward(to_meta(g), ints(os), ints(is), ac, sd, sh, sw);
   return upsample_backward(g, os, is, m, {sd, sh, sw}, Mode::Linear, ac);
 }
 

@@ -159,8 +159,9 @@ Tensor aa_forward(const Tensor& self, SymSizes output_size, bool align_corners, 
   const char* op = kCubic ? "_upsample_bicubic2d_aa" : "_upsample_bilinear2d_aa";
   check_operands(op, {self});
   at::IntArrayRef os = LOOM_INT_SIZES(output_size);
-  Tensor meta = kCubic ? at::meta::_upsample_bicubic2d_aa(to_meta(self), os, align_corners, sh, sw)
-                       : at::meta::_upsample_bilinear2d_aa(to_meta(self), os, align_corners, sh, sw);
+  Tensor meta = kCubic
+                    ? at::meta::_upsample_bicubic2d_aa(to_meta(self), os, align_corners, sh, sw)
+                    : at::meta::_upsample_bilinear2d_aa(to_meta(self), os, align_corners, sh, sw);
   check_dtype("compute_indices_weights_aa", self.scalar_type(), {at::kFloat, at::kDouble});
   if (meta.numel() == 0) return result_like(meta);
   const c10::ScalarType st = self.scalar_type();
@@ -176,10 +177,10 @@ Tensor aa_backward(const Tensor& grad_out, SymSizes output_size, SymSizes input_
   check_operands(op, {grad_out});
   at::IntArrayRef os = LOOM_INT_SIZES(output_size);
   at::IntArrayRef is = LOOM_INT_SIZES(input_size);
-  Tensor meta =
-      kCubic
-          ? at::meta::_upsample_bicubic2d_aa_backward(to_meta(grad_out), os, is, align_corners, sh, sw)
-          : at::meta::_upsample_bilinear2d_aa_backward(to_meta(grad_out), os, is, align_corners, sh, sw);
+  Tensor meta = kCubic ? at::meta::_upsample_bicubic2d_aa_backward(to_meta(grad_out), os, is,
+                                                                   align_corners, sh, sw)
+                       : at::meta::_upsample_bilinear2d_aa_backward(to_meta(grad_out), os, is,
+                                                                    align_corners, sh, sw);
   check_dtype(kCubic ? "upsample_bicubic2d_aa_backward_cpu" : "upsample_bilinear2d_aa_backward_cpu",
               grad_out.scalar_type(), {at::kFloat, at::kDouble});
   if (meta.numel() == 0) return result_like(meta);

@@ -25,12 +25,16 @@ bool is_out(const c10::Argument& a) { return a.alias_info() && a.alias_info()->i
 
 // The ops of the list below with no structured CPU kernel (the same in torch 1.13 and 2.6).
 const std::set<std::string>& unstructured_ops() {
-  static const std::set<std::string> ops = {
-      "aten::reflection_pad2d", "aten::reflection_pad2d_backward",
-      "aten::replication_pad2d_backward", "aten::replication_pad3d_backward",
-      "aten::max_pool3d_with_indices", "aten::max_pool3d_with_indices_backward",
-      "aten::adaptive_avg_pool2d", "aten::adaptive_avg_pool3d",
-      "aten::adaptive_avg_pool3d_backward", "aten::fractional_max_pool3d_backward"};
+  static const std::set<std::string> ops = {"aten::reflection_pad2d",
+                                            "aten::reflection_pad2d_backward",
+                                            "aten::replication_pad2d_backward",
+                                            "aten::replication_pad3d_backward",
+                                            "aten::max_pool3d_with_indices",
+                                            "aten::max_pool3d_with_indices_backward",
+                                            "aten::adaptive_avg_pool2d",
+                                            "aten::adaptive_avg_pool3d",
+                                            "aten::adaptive_avg_pool3d_backward",
+                                            "aten::fractional_max_pool3d_backward"};
   return ops;
 }
 
