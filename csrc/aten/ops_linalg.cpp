@@ -202,16 +202,22 @@ NodeRef epilogue(const NodeRef& prod, const Tensor& self, const c10::Scalar& bet
   return binary(Op::Add, s, r);
 }
 
-// The CPU's mm/bmm/mv kernels take one dtype; the meta functions do not check it.
-void check_same_dtype(const Tensor& a, const Tensor& b) {
-  TORCH_CHECK(a.scalar_type() == b.scalar_type(), "expected scalar type ", a.scalar_type(),
-              " but found ", b.scalar_type());
+// The CPU's mm/bmm/mv kernels take one dtype, checked after the meta function's checks;
+// their message is the running torch's (2.x rewords mm's), from `cpu_call` on ones of the
+// operands' dtypes and ranks (NOTE [Shape errors of the running torch]).
+template <class CpuCall>
+void check_same_dtype(const Tensor& a, const Tensor& b, CpuCall&& cpu_call) {
+  auto ones = [](const Tensor& t) {
+    return at::ones(std::vector<int64_t>(t.dim(), 1), at::TensorOptions().dtype(t.scalar_type()));
+  };
+  LOOM_CHECK_AS_CPU(a.scalar_type() == b.scalar_type(), cpu_call(ones(a), ones(b)),
+                    "expected scalar type ", a.scalar_type(), " but found ", b.scalar_type());
 }
 
 Tensor mm_fn(const Tensor& a, const Tensor& b) {
   check_operands("mm", {a, b});
-  check_same_dtype(a, b);
   Tensor meta = at::meta::mm(to_meta(a), to_meta(b));
+  check_same_dtype(a, b, [](const Tensor& x, const Tensor& y) { at::mm(x, y); });
   EngineLock g(engine_mutex());
   Tensor out = result_like(meta);
   if (out.numel() == 0) return out;
@@ -222,8 +228,8 @@ Tensor mm_fn(const Tensor& a, const Tensor& b) {
 
 Tensor& mm_out(const Tensor& a, const Tensor& b, Tensor& out) {
   check_operands("mm", {a, b, out});
-  check_same_dtype(a, b);
   Tensor meta = at::meta::mm(to_meta(a), to_meta(b));
+  check_same_dtype(a, b, [](const Tensor& x, const Tensor& y) { at::mm(x, y); });
   at::native::resize_output(out, meta.sizes());
   if (out.numel() == 0) return out;
   EngineLock g(engine_mutex());
@@ -233,8 +239,8 @@ Tensor& mm_out(const Tensor& a, const Tensor& b, Tensor& out) {
 
 Tensor bmm_fn(const Tensor& a, const Tensor& b) {
   check_operands("bmm", {a, b});
-  check_same_dtype(a, b);
   Tensor meta = at::meta::bmm(to_meta(a), to_meta(b));
+  check_same_dtype(a, b, [](const Tensor& x, const Tensor& y) { at::bmm(x, y); });
   EngineLock g(engine_mutex());
   Tensor out = result_like(meta);
   if (out.numel() == 0) return out;
@@ -244,8 +250,8 @@ Tensor bmm_fn(const Tensor& a, const Tensor& b) {
 
 Tensor& bmm_out(const Tensor& a, const Tensor& b, Tensor& out) {
   check_operands("bmm", {a, b, out});
-  check_same_dtype(a, b);
   Tensor meta = at::meta::bmm(to_meta(a), to_meta(b));
+  check_same_dtype(a, b, [](const Tensor& x, const Tensor& y) { at::bmm(x, y); });
   at::native::resize_output(out, meta.sizes());
   if (out.numel() == 0) return out;
   EngineLock g(engine_mutex());
@@ -363,7 +369,7 @@ NodeRef mv_value(const Tensor& m, const Tensor& v, DType t) {
 
 Tensor mv_fn(const Tensor& m, const Tensor& v) {
   check_operands("mv", {m, v});
-  check_same_dtype(m, v);
+  check_same_dtype(m, v, [](const Tensor& x, const Tensor& y) { at::mv(x, y); });
   Tensor meta = at::mv(to_meta(m), to_meta(v));
   EngineLock g(engine_mutex());
   Tensor out = result_like(meta);
@@ -376,7 +382,9 @@ Tensor mv_fn(const Tensor& m, const Tensor& v) {
 Tensor& addmv_into(const Tensor& self, const Tensor& mat, const Tensor& vec,
                    const c10::Scalar& beta, const c10::Scalar& alpha, Tensor& out) {
   if (out.numel() == 0) return out;
-  check_same_dtype(mat, vec);
+  check_same_dtype(mat, vec, [&](const Tensor& x, const Tensor& y) {
+    at::addmv(at::ones({1}, at::TensorOptions().dtype(self.scalar_type())), x, y);
+  });
   EngineLock g(engine_mutex());
   DType t = to_loom(out.scalar_type());
   Shape shape = shape_of(out.sizes());

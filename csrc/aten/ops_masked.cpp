@@ -17,12 +17,9 @@ namespace {
 using at::Tensor;
 using IndexList = c10::List<c10::optional<Tensor>>;
 
-// `value(shape)` fills the elements the mask selects. Through an expanded self only those
-// are written (the positions the mask selects, read on the host): an element that several
-// positions share takes the value when any of them is selected, as the CPU's loop leaves
-// the others alone.
-Tensor& masked_fill_value(Tensor& self, const Tensor& mask,
-                          const std::function<NodeRef(const Shape&)>& value) {
+// The CPU kernel's checks of the mask, before the meta function's (2.x's, a Python one,
+// words a bad shape its own way). Whether self is expanded (it warns once).
+bool masked_fill_checks(const Tensor& self, const Tensor& mask) {
   mask_dtype_as_cpu(mask, [](const Tensor& m) { at::zeros({1}).masked_fill_(m, 0); });
   const bool expanded = warn_if_expanded(self, "masked_fill_", "tensor[mask] = scalar");
   at::assert_no_partial_overlap(self, mask);
@@ -30,6 +27,15 @@ Tensor& masked_fill_value(Tensor& self, const Tensor& mask,
   std::vector<int64_t> broadcast = at::infer_size(self.sizes(), mask.sizes());
   TORCH_CHECK(c10::IntArrayRef(broadcast) == self.sizes(), "output with shape ", self.sizes(),
               " doesn't match the broadcast shape ", c10::IntArrayRef(broadcast));
+  return expanded;
+}
+
+// `value(shape)` fills the elements the mask selects. Through an expanded self only those
+// are written (the positions the mask selects, read on the host): an element that several
+// positions share takes the value when any of them is selected, as the CPU's loop leaves
+// the others alone.
+Tensor& masked_fill_value(Tensor& self, const Tensor& mask, bool expanded,
+                          const std::function<NodeRef(const Shape&)>& value) {
   DType dtype = to_loom(self.scalar_type());
   if (expanded) {
     Tensor at_ = at::nonzero(mask.expand(self.sizes()));  // {n, dims}
@@ -50,9 +56,10 @@ Tensor& masked_fill_value(Tensor& self, const Tensor& mask,
 
 Tensor& masked_fill_scalar(Tensor& self, const Tensor& mask, const c10::Scalar& value) {
   check_operands("masked_fill_", {self, mask});
+  const bool expanded = masked_fill_checks(self, mask);
   to_meta(self).masked_fill_(to_meta(mask), value);
   check_scalar_fits(value, self.scalar_type());
-  return masked_fill_value(self, mask, [&](const Shape& shape) {
+  return masked_fill_value(self, mask, expanded, [&](const Shape& shape) {
     return scalar_node(value, shape, to_loom(self.scalar_type()));
   });
 }
@@ -63,8 +70,9 @@ Tensor& masked_fill_tensor(Tensor& self, const Tensor& mask, const Tensor& value
               value.dim(), " dimension(s).");
   if (!is_loom(value) || (value.is_complex() && !self.is_complex()))
     return masked_fill_scalar(self, mask, value.item());
+  const bool expanded = masked_fill_checks(self, mask);
   to_meta(self).masked_fill_(to_meta(mask), to_meta(value));
-  return masked_fill_value(self, mask, [&](const Shape& shape) {
+  return masked_fill_value(self, mask, expanded, [&](const Shape& shape) {
     return operand(value, shape, to_loom(self.scalar_type()));
   });
 }

@@ -112,7 +112,10 @@ void write_rolled(const Tensor& src, const View& sv, const Tensor& out, const Vi
 
 Tensor roll_fn(const Tensor& self, at::IntArrayRef shifts, at::IntArrayRef dims) {
   Tensor meta = roll_meta(to_meta(self), shifts, dims);
-  if (self.numel() == 0) return result_like(meta);
+  // The CPU clones an empty input, flattened or not (2.x's meta empty_like lays an empty
+  // tensor out contiguously, whatever its strides); flattened, the clone is contiguous.
+  if (self.numel() == 0)
+    return dims.empty() ? result_like(meta) : self.clone(at::MemoryFormat::Preserve);
   // Flattened, the roll runs over the row-major order of a contiguous copy (lazy too).
   Tensor src = dims.empty() ? self.contiguous() : self;
   EngineLock g(engine_mutex());
@@ -221,6 +224,50 @@ Tensor& diag_out(const Tensor& self, int64_t k, Tensor& out) {
   View dv{{n},
           {ov.strides[0] + ov.strides[1]},
           ov.offset + (k > 0 ? k * ov.strides[1] : -k * ov.strides[0])};
+  loom::write(buffer_of(out), x->dtype, dv, x);
+  return out;
+}
+
+// --- diag_embed (torch 2.x's diag of a vector is composite over it) ---
+
+// The last dim of self laid on the diagonal `offset` of dims (dim1, dim2) of a zero tensor.
+// On the main diagonal one store: where(i == j, self[..., i], 0). Off it self[..., i] would
+// be read past its end on the rows that hold no diagonal element, so the zeros are stored
+// and then self through the diagonal's strides (one batched kernel, as diag's).
+Tensor diag_embed_fn(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) {
+  check_operands("diag_embed", {self});
+  Tensor meta = at::diag_embed(to_meta(self), offset, dim1, dim2);  // its checks and shape
+  const int64_t n = meta.dim();
+  dim1 = c10::maybe_wrap_dim(dim1, n);
+  dim2 = c10::maybe_wrap_dim(dim2, n);
+  EngineLock g(engine_mutex());
+  Tensor out = result_like(meta);
+  if (out.numel() == 0) return out;
+  Shape s = shape_of(out.sizes());
+  NodeRef x = read_tensor(self);
+  NodeRef zero = ci(0, x->dtype, s);
+  if (offset == 0) {
+    IndexMap map{Shape(self.dim(), 0), std::vector<int>(n, -1), Shape(n, 0)};
+    for (int64_t j = 0, k = 0; j < n; ++j) {
+      if (j == dim2) continue;
+      map.dim_of[j] = j == dim1 ? int(self.dim() - 1) : int(k++);
+      map.mult[j] = 1;
+    }
+    NodeRef on = binary(Op::Eq, iota(DType::Int64, s, int(dim1)), iota(DType::Int64, s, int(dim2)));
+    assign(out, where(on, reindex(x, s, map), zero));
+    return out;
+  }
+  assign(out, zero);
+  if (self.numel() == 0) return out;
+  View ov = view_of(out), dv{{}, {}, ov.offset};
+  for (int64_t j = 0; j < n; ++j)
+    if (j != dim1 && j != dim2) {
+      dv.sizes.push_back(ov.sizes[j]);
+      dv.strides.push_back(ov.strides[j]);
+    }
+  dv.sizes.push_back(self.size(-1));
+  dv.strides.push_back(ov.strides[dim1] + ov.strides[dim2]);
+  dv.offset += offset > 0 ? offset * ov.strides[dim2] : -offset * ov.strides[dim1];
   loom::write(buffer_of(out), x->dtype, dv, x);
   return out;
 }
@@ -379,6 +426,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("triu_", tri_ip<true>);
   m.impl("triu.out", tri_out<true>);
   if (!composite_in_this_release("diag.out")) m.impl("diag.out", diag_out);
+  m.impl("diag_embed", diag_embed_fn);
   m.impl("trace", trace_fn);
   m.impl("narrow_copy.out", narrow_copy_out);
   m.impl("cat", cat_fn);
