@@ -394,10 +394,17 @@ DType match_var_out(Tensor& out, const Tensor& meta, const Tensor& self) {
   Tensor& name##_out(const Tensor& self, at::OptionalIntArrayRef dim,                          \
                      Correction correction, bool keepdim, Tensor& out) {                       \
     Axes axes = reduce_axes(self.dim(), dim);                                                  \
-    DType r = match_var_out(out, var_meta(self, dim, keepdim, "std and var"), self);           \
-    /* the CPU takes a complex input's square root by its sqrt op, which has no Half kernel */ \
-    TORCH_CHECK(!(SQRT && self.is_complex() && r == DType::Float16),                           \
-                "\"sqrt_vml_cpu\" not implemented for 'Half'");                                \
+    Tensor meta = var_meta(self, dim, keepdim, "std and var");                                 \
+    /* which dtypes of out the CPU takes, and its messages, are the running torch's (1.13 */   \
+    /* has no Half sqrt for a complex input's std; 2.x refuses an integer out by its cast) */  \
+    auto cpu_call = [&] {                                                                      \
+      Tensor o = probe_out(out);                                                               \
+      /* two elements: the variance of one is NaN, whose cast to an integer out raises */    \
+      at::name##_outf(at::ones({2}, at::TensorOptions().dtype(self.scalar_type())),           \
+                      std::vector<int64_t>{0}, correction, false, o);                          \
+    };                                                                                         \
+    LOOM_CPU_VERDICT(self.scalar_type(), out.scalar_type(), cpu_call());                       \
+    DType r = match_var_out(out, meta, self);                                                  \
     EngineLock g(engine_mutex());                                                              \
     assign(out, drop_axes(var_value(self, axes, r, correction, SQRT), axes, out_shape(out)));  \
     return out;                                                                                \
@@ -586,7 +593,8 @@ void scan_into(ReduceKind kind, const Tensor& self, int64_t dim, DType result, c
     return out;                                                                             \
   }                                                                                         \
   Tensor& name##_ip(Tensor& self, int64_t dim, c10::optional<at::ScalarType> dtype) {       \
-    to_meta(self).name##_(dim, dtype);                                                      \
+    Tensor mt = to_meta(self);                                                              \
+    at::meta::name##_(mt, dim, dtype); /* the CPU's checks, in its order */                 \
     scan_into(ReduceKind::KIND, self, dim, dtype ? to_loom(*dtype) : dtype_of(self), self); \
     return self;                                                                            \
   }
