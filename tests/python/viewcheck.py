@@ -119,6 +119,6 @@ def same_error(fn_c, fn_l):
 
 def first_words(e, n=6):
     """The start of an error message, with device-specific type and device names masked."""
-    msg = re.sub(r"torch\.(cuda\.)?\w*Tensor|PrivateUse1\w*Type|privateuseone(:0)?|cpu",
+    msg = re.sub(r"torch\.(cuda\.)?\w*Tensor|(PrivateUse1|loom)[A-Z]\w*Type|privateuseone(:0)?|cpu",
                  "<T>", str(e))
     return msg.split()[:n]
