@@ -258,8 +258,19 @@ Tensor& logspace_out(const c10::Scalar& start, const c10::Scalar& end, int64_t s
 }
 
 // --- kaiser_window: I0(beta sqrt(1 - ((i - alpha) / alpha)^2)) / I0(beta), as the CPU's
-// kernel computes it in the result type (alpha and beta rounded to it; each operation of a
-// bfloat16 window rounded, its I0 computed in float) ---
+// kernel computes it: torch 1.13 in the result type (alpha and beta rounded to it; each
+// operation of a bfloat16 window rounded, its I0 computed in float), 2.x in float for a
+// reduced float (float16 too), rounded once ---
+
+// Whether the running CPU rounds a reduced-float window once: a window of 1.13's rounds
+// each step, and its element 1 of (5, periodic, beta 12) in bfloat16 is 0.1044921875.
+bool kaiser_rounds_once() {
+  static const bool once = [] {
+    Tensor w = at::kaiser_window(5, true, 12.0, at::TensorOptions().dtype(at::kBFloat16));
+    return w[1].item<float>() != 0.1044921875f;
+  }();
+  return once;
+}
 
 Tensor kaiser_window_beta(int64_t length, bool periodic, double beta,
                           c10::optional<at::ScalarType> dtype_opt, c10::optional<at::Layout> layout,
@@ -274,22 +285,28 @@ Tensor kaiser_window_beta(int64_t length, bool periodic, double beta,
   TORCH_CHECK(length >= 0, "kaiser_window requires non-negative window_length, got window_length=",
               length);
   if (length == 0) return empty_loom({0}, st);
-  TORCH_CHECK(st == at::kFloat || st == at::kDouble || st == at::kBFloat16,
-              "\"kaiser_window_cpu\" not implemented for '", c10::toString(st), "'");
-  if (length == 1) return at::ones({1}, options);
+  if (length == 1) return at::ones({1}, options);  // before the kernel's dtype check
+  // which dtypes the CPU's kernel takes is the running torch's (2.x's takes float16)
+  LOOM_CPU_VERDICT(st, c10::ScalarType::Undefined,
+                   at::kaiser_window(2, true, 12.0, at::TensorOptions().dtype(st)));
   if (periodic) ++length;
   Tensor window = empty_loom({length}, st);
+  const bool once = is_reduced_float(to_loom(st)) && kaiser_rounds_once();
   {
     EngineLock g(engine_mutex());
     const DType t = to_loom(st), c = t == DType::Float64 ? DType::Float64 : DType::Float32;
+    const DType step = once ? c : t;  // what each step rounds to
     const Shape s{length};
-    auto in_t = [&](double v) { return rounded(cf(v, c, s), t); };  // static_cast<scalar_t>
-    auto op = [&](Op o, const NodeRef& x, const NodeRef& y) { return rounded(binary(o, x, y), t); };
+    auto in_t = [&](double v) { return rounded(cf(v, c, s), step); };  // static_cast<opmath_t>
+    auto op = [&](Op o, const NodeRef& x, const NodeRef& y) {
+      return rounded(binary(o, x, y), step);
+    };
     const NodeRef alpha = in_t((double(length) - 1) / 2.0), b = in_t(beta);
     const NodeRef x = op(Op::Div, op(Op::Sub, iota(c, s, 0), alpha), alpha);
-    const NodeRef root = rounded(unary(Op::Sqrt, op(Op::Sub, cf(1, c, s), op(Op::Mul, x, x))), t);
-    const NodeRef top = rounded(unary(Op::I0, op(Op::Mul, b, root)), t);
-    assign(window, op(Op::Div, top, rounded(unary(Op::I0, b), t)));
+    const NodeRef root =
+        rounded(unary(Op::Sqrt, op(Op::Sub, cf(1, c, s), op(Op::Mul, x, x))), step);
+    const NodeRef top = rounded(unary(Op::I0, op(Op::Mul, b, root)), step);
+    assign(window, op(Op::Div, top, rounded(unary(Op::I0, b), step)));
   }
   return periodic ? window.narrow(0, 0, length - 1) : window;
 }

@@ -3,6 +3,7 @@
 // backward, and rrelu (a random slope per element in training; its backward is composite).
 #include <ATen/ATen.h>
 #include <ATen/MetaFunctions.h>
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
 
@@ -109,6 +110,49 @@ std::tuple<Tensor, Tensor> prelu_backward_fn(const Tensor& grad, const Tensor& s
   return {gi, gw.reshape(weight.sizes()).to(weight.scalar_type())};
 }
 
+// torch 2.x's prelu is composite over _prelu_kernel (the weight already reshaped to
+// broadcast along the channel dim) and _prelu_kernel_backward: elementwise TensorIterators
+// over (self, weight) and (self, weight, grad), whose layouts mul's and addcmul's meta
+// functions give. The composite sums grad_weight itself. Neither op is in 1.13's headers:
+// the dtype verdict calls the CPU kernel through the dispatcher.
+template <class Signature>
+c10::TypedOperatorHandle<Signature> aten_op(const char* name) {
+  return c10::Dispatcher::singleton().findSchemaOrThrow(name, "").typed<Signature>();
+}
+
+Tensor prelu_kernel_fn(const Tensor& self, const Tensor& weight) {
+  check_operands("_prelu_kernel", {self, weight});
+  Tensor meta = at::meta::mul(to_meta(self), to_meta(weight));
+  auto cpu_call = [&] {
+    static auto op = aten_op<Tensor(const Tensor&, const Tensor&)>("aten::_prelu_kernel");
+    op.call(probe_operand(self.scalar_type()), probe_operand(weight.scalar_type()));
+  };
+  LOOM_CPU_VERDICT(self.scalar_type(), weight.scalar_type(), cpu_call());
+  return pointwise_result(meta, {self, weight},
+                          [](const V& v) { return select(gt(v[0], 0.0), v[0], v[1] * v[0]); });
+}
+
+std::tuple<Tensor, Tensor> prelu_kernel_backward_fn(const Tensor& grad, const Tensor& self,
+                                                    const Tensor& weight) {
+  check_operands("_prelu_kernel_backward", {grad, self, weight});
+  Tensor meta = at::meta::addcmul(to_meta(self), to_meta(weight), to_meta(grad));
+  auto cpu_call = [&] {
+    using Sig = std::tuple<Tensor, Tensor>(const Tensor&, const Tensor&, const Tensor&);
+    static auto op = aten_op<Sig>("aten::_prelu_kernel_backward");
+    op.call(probe_operand(grad.scalar_type()), probe_operand(self.scalar_type()),
+            probe_operand(weight.scalar_type()));
+  };
+  LOOM_CPU_VERDICT(self.scalar_type(), weight.scalar_type(), cpu_call());
+  EngineLock g(engine_mutex());
+  Tensor gi = result_like(meta);
+  Tensor gw = empty_loom(meta.sizes(), meta.strides(), weight.scalar_type());
+  store_pointwise(gi, {self, weight, grad},
+                  [](const V& v) { return select(gt(v[0], 0.0), v[2], v[1] * v[2]); });
+  store_pointwise(gw, {self, grad},
+                  [](const V& v) { return select(gt(v[0], 0.0), 0.0, v[0] * v[1]); });
+  return {gi, gw};
+}
+
 }  // namespace
 
 // --- rrelu_with_noise: in training, each element <= 0 times a slope drawn uniformly from
@@ -160,6 +204,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("glu_backward.grad_input", glu_backward_into);
   if (!composite_in_this_release("prelu")) m.impl("prelu", prelu_fn);
   m.impl("prelu_backward", prelu_backward_fn);
+  if (composite_in_this_release("prelu")) {
+    m.impl("_prelu_kernel", prelu_kernel_fn);
+    m.impl("_prelu_kernel_backward", prelu_kernel_backward_fn);
+  }
 }
 
 }  // namespace loom::aten

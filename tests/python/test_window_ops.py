@@ -116,11 +116,19 @@ def test_logspace_and_triangle_indices():
 
 def test_kaiser_window():
     # Its I0 is Loom's (a double power series, an ulp or so from the CPU's Chebyshev one).
-    for dtype in (torch.float32, torch.float64, torch.bfloat16):
+    # torch 1.13 rounds each step of a bfloat16 window and has no float16 kernel; 2.x
+    # computes both in float.
+    for dtype in (torch.float32, torch.float64, torch.bfloat16, torch.float16):
         for length in (0, 1, 2, 5, 64, 101):
             for periodic in (True, False):
                 for beta in (12.0, 0.5, 5.0):
-                    want = torch.kaiser_window(length, periodic, beta, dtype=dtype)
+                    try:
+                        want = torch.kaiser_window(length, periodic, beta, dtype=dtype)
+                    except RuntimeError as e:
+                        with pytest.raises(RuntimeError) as got:
+                            torch.kaiser_window(length, periodic, beta, dtype=dtype, device=D)
+                        assert str(got.value) == str(e)
+                        continue
                     got = torch.kaiser_window(length, periodic, beta, dtype=dtype, device=D)
                     assert got.device.type == D.type and got.dtype == dtype
                     assert got.shape == want.shape and got.stride() == want.stride()
@@ -130,8 +138,7 @@ def test_kaiser_window():
                        torch.kaiser_window(9, True, 12.0, device=D).cpu())
     assert torch.equal(torch.kaiser_window(9, False, device=D).cpu(),
                        torch.kaiser_window(9, False, 12.0, device=D).cpu())
-    for bad in (lambda d: torch.kaiser_window(5, dtype=torch.half, device=d),
-                lambda d: torch.kaiser_window(5, dtype=torch.int64, device=d),
+    for bad in (lambda d: torch.kaiser_window(5, dtype=torch.int64, device=d),
                 lambda d: torch.kaiser_window(-1, device=d)):
         with pytest.raises(RuntimeError) as want:
             bad("cpu")
