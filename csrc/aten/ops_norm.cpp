@@ -46,19 +46,29 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm(const Tensor& input, at::IntArrayR
   Tensor out, mean, rstd;
   if (at::isFloatingType(input.scalar_type())) {
     // The CPU's checks and layouts (layer_norm_cpu): a contiguous result, and statistics
-    // that keep the normalized dims as size 1, in the input's dtype on torch 1.13 (2.x
-    // keeps a bfloat16 input's in float). PyTorch's meta function is the composite run on
-    // meta tensors (65 us of host time per call), and 1.13's made them float.
+    // that keep the normalized dims as size 1, in the parameters' dtype: the input's, or
+    // float where 2.x takes a reduced-float input with float parameters ("mixed type";
+    // which pairs the CPU takes, and its message, come from one CPU call per pair: 1.13
+    // refuses them). PyTorch's meta function is the composite run on meta tensors (65 us
+    // of host time per call), and 1.13's made the statistics float.
     at::native::_check_layer_norm_inputs(input, normalized, weight.value_or(Tensor()),
                                          bias.value_or(Tensor()));
+    const auto t = input.scalar_type();
+    const auto pt = has(weight) ? weight->scalar_type() : has(bias) ? bias->scalar_type() : t;
+    if (pt != t || (has(weight) && has(bias) && bias->scalar_type() != pt)) {
+      auto probe = [&](bool defined, c10::ScalarType dtype) {
+        return defined ? at::ones({1}, at::TensorOptions().dtype(dtype)) : Tensor();
+      };
+      auto cpu_call = [&] {
+        at::native_layer_norm(probe(true, t), {1}, probe(has(weight), pt),
+                              probe(has(bias), has(bias) ? bias->scalar_type() : pt), eps);
+      };
+      if (has(weight) && has(bias) && bias->scalar_type() != pt) cpu_call();
+      LOOM_CPU_VERDICT(t, pt, cpu_call());
+    }
     at::DimVector stat(input.sizes().begin(), input.sizes().end());
     for (size_t i = 0; i < normalized.size(); ++i) stat[stat.size() - 1 - i] = 1;
-    const auto t = input.scalar_type();
-#if LOOM_TORCH_AT_LEAST(2, 0)
-    const auto st = t == at::kHalf || t == at::kBFloat16 ? at::kFloat : t;
-#else
-    const auto st = t;
-#endif
+    const auto st = pt;
     EngineLock g(engine_mutex());
     out = empty_loom(input.sizes(), input.scalar_type(), at::MemoryFormat::Contiguous);
     mean = empty_loom(stat, st, at::MemoryFormat::Contiguous);
@@ -87,8 +97,12 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm(const Tensor& input, at::IntArrayR
   NodeRef r = unary(Op::Rsqrt, binary(Op::Add, var, scalar(eps, acc, s)));
   // x * rstd - rstd * mean, as the CPU's kernel forms it (the first product fused with the
   // sum, as its compiler fused them): when the variance is tiny next to eps, the two
-  // products cancel and the rounding left over is the CPU's. Then y * gamma + beta, fused.
-  NodeRef y = mul_add(x, r, unary(Op::Neg, binary(Op::Mul, r, mu)));
+  // products cancel and the rounding left over is the CPU's. torch 2.x's kernel for float
+  // and double forms (x - mean) * rstd instead (its reduced floats keep the first form).
+  // Then y * gamma + beta, fused.
+  const bool centered_first = LOOM_TORCH_AT_LEAST(2, 0) && !is_reduced_float(t);
+  NodeRef y = centered_first ? binary(Op::Mul, centered, r)
+                             : mul_add(x, r, unary(Op::Neg, binary(Op::Mul, r, mu)));
   NodeRef gamma = has(weight) ? along(cast(read_tensor(*weight), acc), s, axis) : nullptr;
   NodeRef beta = has(bias) ? along(cast(read_tensor(*bias), acc), s, axis) : nullptr;
   if (gamma && beta) y = mul_add(y, gamma, beta);

@@ -230,6 +230,26 @@ def test_native_layer_norm_layouts_match_cpu(dtype):
                 torch.testing.assert_close(g.cpu(), w_, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("param_dtype", [torch.float32, torch.float64], ids=str)
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+def test_layer_norm_of_mixed_dtypes_as_cpu(dtype, param_dtype):
+    # torch 2.x takes a reduced-float input with float parameters (statistics in float);
+    # 1.13 refuses it, and 2.x any other pair: the same error, or the same dtypes and values.
+    x = sample((3, 4, 5), 8, dtype)
+    w, b = sample((5,), 9, param_dtype), sample((5,), 10, param_dtype)
+    try:
+        want = torch.native_layer_norm(x, (5,), w, b, 1e-5)
+    except RuntimeError as e:
+        with pytest.raises(RuntimeError) as got:
+            torch.native_layer_norm(x.to(D), (5,), w.to(D), b.to(D), 1e-5)
+        assert str(got.value) == str(e)
+        return
+    got = torch.native_layer_norm(x.to(D), (5,), w.to(D), b.to(D), 1e-5)
+    for g, w_ in zip(got, want):
+        assert (g.dtype, g.shape, g.stride()) == (w_.dtype, w_.shape, w_.stride())
+        torch.testing.assert_close(g.cpu(), w_, rtol=1e-2, atol=1e-2)
+
+
 LAYER_NORM_ERRORS = [
     lambda x: F.layer_norm(x, (4,)),                                 # trailing dims differ
     lambda x: F.layer_norm(x, (3, 4, 5, 6)),                         # more dims than input
