@@ -48,54 +48,59 @@ std::string dims_name(int64_t k) {
   return std::to_string(k) + "D or " + std::to_string(k + 1) + "D";
 }
 
-// The checks of the CPU kernel that has no meta function (reflection_pad2d, whose messages
-// these follow): dims, pad sizes against the input, and a result size of at least 0.
-Shape checked_sizes(const char* op, const Tensor& self, IntArrayRef pad, PadMode mode) {
+// The CPU's padding ops, called for their checks: where a check of Loom's fails, or on a
+// dtype's first use, the running torch's verdict and message come from them (NOTE [Shape
+// errors of the running torch]; 2.x's kernels take every dtype but bool, 1.13's few).
+using CpuPad = Tensor (*)(const Tensor&, IntArrayRef);
+using CpuPadBackward = Tensor (*)(const Tensor&, const Tensor&, IntArrayRef);
+
+// The checks of the CPU kernel that has no meta function in 1.13 (reflection_pad2d, whose
+// messages these follow): dims, pad sizes against the input, and a result size of at
+// least 0.
+Shape checked_sizes(const char* op, const Tensor& self, IntArrayRef pad, PadMode mode,
+                    CpuPad cpu) {
   const int64_t k = int64_t(pad.size()) / 2, nd = self.dim();
-  TORCH_CHECK(int64_t(pad.size()) == 2 * k && k >= 1 && k <= 3, op,
-              ": padding size is expected to be ", 2 * k);
+  auto cpu_call = [&] { cpu(at::empty(self.sizes(), self.options().device(at::kCPU)), pad); };
+  LOOM_CHECK_AS_CPU(int64_t(pad.size()) == 2 * k && k >= 1 && k <= 3, cpu_call(), op,
+                    ": padding size is expected to be ", 2 * k);
   bool dims_ok = nd == k + 1 || nd == k + 2;
   for (int64_t d = 1; dims_ok && d < nd; ++d) dims_ok = self.size(d) != 0;
-  TORCH_CHECK(dims_ok, dims_name(k + 1),
-              " (batch mode) tensor expected for input, but got: ", self.sizes());
+  LOOM_CHECK_AS_CPU(dims_ok, cpu_call(), dims_name(k + 1),
+                    " (batch mode) tensor expected for input, but got: ", self.sizes());
   Shape out = shape_of(self.sizes());
   for (int64_t j = 0; j < k; ++j) {
     int64_t d = nd - 1 - j, n = self.size(d), before = pad[size_t(2 * j)],
             after = pad[size_t(2 * j + 1)];
     if (mode == PadMode::Reflect)
-      TORCH_CHECK(before < n && after < n, "Argument #", 2 * j + 4,
-                  ": Padding size should be less than the ",
-                  "corresponding input dimension, but got: padding (", before, ", ", after,
-                  ") at dimension ", d, " of input ", nd);
+      LOOM_CHECK_AS_CPU(before < n && after < n, cpu_call(), "Argument #", 2 * j + 4,
+                        ": Padding size should be less than the ",
+                        "corresponding input dimension, but got: padding (", before, ", ",
+                        after, ") at dimension ", d, " of input ", nd);
     out[size_t(d)] = n + before + after;
-    TORCH_CHECK(out[size_t(d)] >= 0, "input (", self.sizes(),
-                ") is too small. Calculated output size ", out[size_t(d)], " at dimension ", d);
+    LOOM_CHECK_AS_CPU(out[size_t(d)] >= 0, cpu_call(), "input (", self.sizes(),
+                      ") is too small. Calculated output size ", out[size_t(d)],
+                      " at dimension ", d);
   }
   return out;
 }
 
-// The dtypes of the CPU kernels, by the names their dispatch macros raise with.
-void check_pad_dtype(const char* op, const Tensor& self, int64_t k, PadMode mode) {
-  if (mode == PadMode::Reflect && k < 3)
-    return check_dtype(k == 1 ? "reflection_pad1d" : "reflection_pad2d", self.scalar_type(),
-                       {at::kFloat, at::kDouble, at::kComplexFloat, at::kComplexDouble});
-  const char* kernel = mode == PadMode::Reflect ? "reflection_pad3d_cpu"
-                       : k == 1                 ? "replication_pad1d_cpu"
-                       : k == 2                 ? "replication_pad2d_cpu"
-                                                : "replication_pad3d_cpu";
-  if (mode == PadMode::Reflect)
-    return check_dtype(
-        kernel, self.scalar_type(),
-        {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16, at::kComplexFloat, at::kComplexDouble});
-  check_dtype(kernel, self.scalar_type(),
-              {at::kFloat, at::kDouble, at::kComplexFloat, at::kComplexDouble});
+// A valid padding of k dims on a probe of self's dtype: each padded dim of size 2, padded
+// by one (reflection wants less than the size).
+Tensor pad_probe(const Tensor& self, int64_t k, int64_t size) {
+  return at::ones(std::vector<int64_t>(size_t(k + 1), size),
+                  at::TensorOptions().dtype(self.scalar_type()));
 }
 
+// `verdicts` is the op's own: which dtypes its CPU kernel takes (one table per op).
 Tensor pad_forward(const char* op, const Tensor& self, IntArrayRef pad, PadMode mode,
-                   const Tensor& meta) {
+                   const Tensor& meta, CpuPad cpu, const CpuVerdicts& verdicts) {
   check_operands(op, {self});
-  Shape sizes = meta.defined() ? shape_of(meta.sizes()) : checked_sizes(op, self, pad, mode);
-  check_pad_dtype(op, self, int64_t(pad.size()) / 2, mode);
+  Shape sizes =
+      meta.defined() ? shape_of(meta.sizes()) : checked_sizes(op, self, pad, mode, cpu);
+  const int64_t k = int64_t(pad.size()) / 2;
+  verdicts.check(self.scalar_type(), [&] {
+    cpu(pad_probe(self, k, 2), std::vector<int64_t>(size_t(2 * k), 1));
+  });
   Tensor out = meta.defined() ? result_like(meta) : empty_loom(sizes, self.scalar_type());
   if (out.numel() == 0) return out;
   EngineLock lock(engine_mutex());
@@ -166,10 +171,15 @@ Tensor constant_pad(const Tensor& self, IntArrayRef pad, const c10::Scalar& valu
 }
 
 Tensor pad_backward(const char* op, const Tensor& grad_out, const Tensor& self, IntArrayRef pad,
-                    PadMode mode) {
+                    PadMode mode, CpuPad cpu, CpuPadBackward cpu_backward,
+                    const CpuVerdicts& verdicts) {
   check_operands(op, {grad_out, self});
-  check_pad_dtype(op, self, int64_t(pad.size()) / 2, mode);
-  Shape want = checked_sizes(op, self, pad, mode);
+  const int64_t k = int64_t(pad.size()) / 2;
+  verdicts.check(self.scalar_type(), grad_out.scalar_type(), [&] {
+    cpu_backward(pad_probe(grad_out, k, 4), pad_probe(self, k, 2),
+                 std::vector<int64_t>(size_t(2 * k), 1));
+  });
+  Shape want = checked_sizes(op, self, pad, mode, cpu);
   TORCH_CHECK(shape_of(grad_out.sizes()) == want, op, ": gradOutput has size ", grad_out.sizes(),
               ", expected ", c10::IntArrayRef(want));
   EngineLock lock(engine_mutex());
@@ -179,12 +189,14 @@ Tensor pad_backward(const char* op, const Tensor& grad_out, const Tensor& self, 
 
 #define LOOM_PAD(name, mode, meta_call)                                                 \
   Tensor name(const Tensor& self, IntArrayRef pad) {                                    \
-    return pad_forward(#name, self, pad, mode, meta_call);                              \
+    static const CpuVerdicts verdicts;                                                  \
+    return pad_forward(#name, self, pad, mode, meta_call, &at::name, verdicts);        \
   }                                                                                     \
   Tensor name##_backward(const Tensor& grad_out, const Tensor& self, IntArrayRef pad) { \
-    return pad_backward(#name "_backward", grad_out, self, pad, mode);                  \
+    static const CpuVerdicts verdicts;                                                  \
+    return pad_backward(#name "_backward", grad_out, self, pad, mode, &at::name,        \
+                        &at::name##_backward, verdicts);                                \
   }
-
 LOOM_PAD(reflection_pad1d, PadMode::Reflect, at::meta::reflection_pad1d(to_meta(self), pad))
 LOOM_PAD(reflection_pad2d, PadMode::Reflect, Tensor())  // no meta function in 1.13
 LOOM_PAD(reflection_pad3d, PadMode::Reflect, at::meta::reflection_pad3d(to_meta(self), pad))
