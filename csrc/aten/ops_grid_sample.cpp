@@ -276,12 +276,23 @@ Problem setup(const Tensor& input, const Tensor& grid, int64_t interp, int64_t p
   else
     at::native::check_grid_sampler_3d(input, grid, interp);
   c10::ScalarType st = input.scalar_type();
-  if (nd == 2) {
-    TORCH_CHECK(st == at::kFloat || st == at::kDouble, kernel_name(nd, backward),
-                " not implemented for ", st);
-  } else {
-    check_dtype(kernel_name(nd, backward), st, {at::kFloat, at::kDouble});
-  }
+  // Which dtypes each CPU kernel takes is the running torch's (2.x's take float16 and
+  // bfloat16): one verdict table per op, from the op on a probe.
+  static const CpuVerdicts verdicts[2][2];
+  verdicts[nd == 3][backward].check(st, grid.scalar_type(), [&] {
+    const auto in = at::TensorOptions().dtype(st), gr = at::TensorOptions().dtype(grid.scalar_type());
+    std::vector<int64_t> is(size_t(nd + 2), 1), gs(size_t(nd + 2), 1);
+    gs.back() = nd;
+    Tensor x = at::ones(is, in), g = at::zeros(gs, gr);
+    if (!backward) {
+      (nd == 2 ? at::grid_sampler_2d : at::grid_sampler_3d)(x, g, 0, 0, false);
+    } else if (nd == 2) {
+      at::grid_sampler_2d_backward(at::ones(is, in), x, g, 0, 0, false, {true, true});
+    } else {
+      at::grid_sampler_3d_backward(at::ones(is, in), x, g, 0, 0, false, {true, true});
+    }
+  });
+  TORCH_CHECK(at::isFloatingType(st), kernel_name(nd, backward), " not implemented for ", st);
   TORCH_CHECK(grid.scalar_type() == st, "expected scalar type ", st, " but found ",
               grid.scalar_type());
   TORCH_CHECK(interp >= 0 && interp <= 2, "grid_sampler(): unknown interpolation mode ", interp);

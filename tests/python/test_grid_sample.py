@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 
 import loom
-from cpu_errors import raises_like_cpu
+from cpu_errors import outcome_like_cpu
 
 D = loom.device
 
@@ -138,7 +138,8 @@ def test_grid_sampler_backward_output_mask():
                                     torch.ones(1, 2, 2, 2, 2, device=d), 0, 0, False),
 ])
 def test_grid_sample_errors_match_cpu(fn):
-    raises_like_cpu(lambda: fn("cpu"), lambda: fn(D))
+    # 1.13 has no float16 kernels, 2.x has: the same error or the same values
+    outcome_like_cpu(lambda: fn("cpu"), lambda: fn(D))
 
 
 def test_grid_sampler_2d_cpu_fallback_ops():
