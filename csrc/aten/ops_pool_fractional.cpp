@@ -56,8 +56,20 @@ std::vector<FDim> fractional_dims(const char* op, const Tensor& self, IntArrayRe
     (void)at::meta::fractional_max_pool2d(to_meta(self), kernel, output_size, to_meta(samples));
   else
     (void)at::meta::fractional_max_pool3d(to_meta(self), kernel, output_size, to_meta(samples));
-  check_dtype(k == 2 ? "fractional_max_pool2d_out_frame" : "fractional_max_pool3d_out_frame",
-              self.scalar_type(), {at::kFloat, at::kDouble});
+  // Which dtypes the CPU kernel takes, and how it words a sample dtype unlike the input's,
+  // are the running torch's (2.x computes float16 and bfloat16): one table per op.
+  static const CpuVerdicts verdicts[2];
+  verdicts[k - 2].check(self.scalar_type(), samples.scalar_type(), [&] {
+    // one plane of 2 x 2 (x 2) pooled by 1 to 1
+    const std::vector<int64_t> ones(size_t(k), 1);
+    std::vector<int64_t> is(size_t(k + 2), 2);
+    is[0] = is[1] = 1;
+    Tensor x = at::ones(is, at::TensorOptions().dtype(self.scalar_type()));
+    Tensor u = at::zeros({1, 1, k}, at::TensorOptions().dtype(samples.scalar_type()));
+    (k == 2 ? at::fractional_max_pool2d : at::fractional_max_pool3d)(x, ones, ones, u);
+  });
+  TORCH_CHECK(at::isFloatingType(self.scalar_type()), op, " not implemented for ",
+              self.scalar_type());
   TORCH_CHECK(samples.scalar_type() == self.scalar_type(), "expected scalar type ",
               self.scalar_type(), " but found ", samples.scalar_type());
   const bool batch = self.dim() == k + 2;
@@ -161,9 +173,19 @@ std::tuple<Tensor&, Tensor&> fractional_out(const Tensor& self, IntArrayRef kern
 Tensor fractional_backward(const char* op, const Tensor& grad_out, const Tensor& self,
                            IntArrayRef output_size, const Tensor& indices, int k) {
   check_operands(op, {grad_out, self, indices});
-  check_dtype(k == 2 ? "fractional_max_pool2d_backward_out_frame"
-                     : "fractional_max_pool3d_backward_out_frame",
-              self.scalar_type(), {at::kFloat, at::kDouble});
+  static const CpuVerdicts verdicts[2];  // as the forward's
+  verdicts[k - 2].check(self.scalar_type(), grad_out.scalar_type(), [&] {
+    const std::vector<int64_t> ones(size_t(k), 1), one(size_t(k + 2), 1);
+    std::vector<int64_t> is(size_t(k + 2), 2);
+    is[0] = is[1] = 1;
+    Tensor x = at::ones(is, at::TensorOptions().dtype(self.scalar_type()));
+    Tensor g = at::ones(one, at::TensorOptions().dtype(grad_out.scalar_type()));
+    Tensor i = at::zeros(one, at::TensorOptions().dtype(at::kLong));
+    (k == 2 ? at::fractional_max_pool2d_backward : at::fractional_max_pool3d_backward)(
+        g, x, ones, ones, i);
+  });
+  TORCH_CHECK(at::isFloatingType(self.scalar_type()), op, " not implemented for ",
+              self.scalar_type());
   TORCH_CHECK(output_size.size() == size_t(k), op, ": output_size must have ", k, " elements");
   static const char* names[2][3] = {{"height", "width", ""}, {"time", "height", "width"}};
   for (int i = k - 1; i >= 0; --i)

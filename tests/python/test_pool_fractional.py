@@ -7,7 +7,7 @@ import torch
 import torch.nn.functional as F
 
 import loom
-from cpu_errors import raises_like_cpu
+from cpu_errors import outcome_like_cpu
 
 D = loom.device
 OPS = {2: torch.ops.aten.fractional_max_pool2d, 3: torch.ops.aten.fractional_max_pool3d}
@@ -101,7 +101,9 @@ def test_fractional_max_pool_kernel_count():
 
 
 def _r(*s, dtype=torch.float32):
-    return lambda d: torch.rand(*s, device=d, dtype=dtype)
+    """The same random operand on either device."""
+    return lambda d: torch.rand(*s, generator=torch.Generator().manual_seed(len(s)),
+                                dtype=dtype).to(d)
 
 
 @pytest.mark.parametrize("fn", [
@@ -120,4 +122,5 @@ def _r(*s, dtype=torch.float32):
         torch.zeros(1, 2, 2, 3, 3, dtype=torch.long, device=d)),
 ])
 def test_fractional_max_pool_errors_match_cpu(fn):
-    raises_like_cpu(lambda: fn("cpu"), lambda: fn(D))
+    # 1.13 has no float16 kernels, 2.x has: the same error or the same values
+    outcome_like_cpu(lambda: fn("cpu"), lambda: fn(D))
