@@ -170,27 +170,44 @@ void for_each_term(const Spec& sp, Mode mode, bool align_corners, DType acc, Ter
   }
 }
 
-// The dtypes of the CPU kernels, by the names their dispatch macros raise with.
+// Which dtypes the CPU's kernels take is the running torch's (1.13's cubic and linear ones
+// lack float16, its channels-last ones differ; 2.x's take more): the op of this mode and
+// rank runs on a probe of self's dtype and layout, once per dtype (a table per op and
+// layout), and raises the CPU's own error.
 void check_upsample_dtype(const Tensor& self, Mode mode) {
   const int64_t k = self.dim() - 2;
-  bool cl = (k == 2 && self.is_contiguous(at::MemoryFormat::ChannelsLast)) ||
-            (k == 3 && self.is_contiguous(at::MemoryFormat::ChannelsLast3d));
-  if (mode == Mode::Cubic)
-    return check_dtype("compute_indices_weights_cubic", self.scalar_type(),
-                       {at::kFloat, at::kDouble, at::kBFloat16});
-  bool linear = mode == Mode::Linear;
-  std::string kernel =
-      linear ? "compute_indices_weights_linear" : "compute_indices_weights_nearest";
-  if (cl)
-    kernel = std::string("upsample_") + (linear ? (k == 2 ? "bilinear" : "trilinear") : "nearest") +
-             std::to_string(k) + "d_channels_last";
-  if (linear)
-    return check_dtype(kernel.c_str(), self.scalar_type(),
-                       {at::kFloat, at::kDouble, at::kBFloat16});
-  if (mode == Mode::NearestExact)
-    return check_dtype(kernel.c_str(), self.scalar_type(), {at::kFloat, at::kDouble, at::kByte});
-  check_dtype(kernel.c_str(), self.scalar_type(),
-              {at::kFloat, at::kDouble, at::kBFloat16, at::kByte});
+  if (k < 1 || k > 3) return;  // the meta function has refused it
+  const bool cl = (k == 2 && self.is_contiguous(at::MemoryFormat::ChannelsLast)) ||
+                  (k == 3 && self.is_contiguous(at::MemoryFormat::ChannelsLast3d));
+  static const CpuVerdicts verdicts[4][3][2];
+  verdicts[int(mode)][k - 1][cl].check(self.scalar_type(), [&] {
+    std::vector<int64_t> sizes(size_t(k + 2), 2);
+    sizes[0] = 1;
+    Tensor x = at::ones(sizes, at::TensorOptions().dtype(self.scalar_type()));
+    if (cl) x = x.contiguous(k == 2 ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::ChannelsLast3d);
+    const std::vector<int64_t> os(size_t(k), 3);
+    const OptScale none;
+    switch (mode) {
+      case Mode::Nearest:
+        if (k == 1) at::upsample_nearest1d(x, os, none);
+        if (k == 2) at::upsample_nearest2d(x, os, none, none);
+        if (k == 3) at::upsample_nearest3d(x, os, none, none, none);
+        break;
+      case Mode::NearestExact:
+        if (k == 1) at::_upsample_nearest_exact1d(x, os, none);
+        if (k == 2) at::_upsample_nearest_exact2d(x, os, none, none);
+        if (k == 3) at::_upsample_nearest_exact3d(x, os, none, none, none);
+        break;
+      case Mode::Linear:
+        if (k == 1) at::upsample_linear1d(x, os, false, none);
+        if (k == 2) at::upsample_bilinear2d(x, os, false, none, none);
+        if (k == 3) at::upsample_trilinear3d(x, os, false, none, none, none);
+        break;
+      case Mode::Cubic:
+        if (k == 2) at::upsample_bicubic2d(x, os, false, none, none);
+        break;
+    }
+  });
 }
 
 Tensor upsample_forward(const Tensor& self, const Tensor& meta, const std::vector<OptScale>& scales,

@@ -5,6 +5,7 @@ import torch
 import torch.nn.functional as F
 
 import loom
+from cpu_errors import outcome_like_cpu
 from gradients import cpu_and_loom_gradients
 
 D = loom.device
@@ -106,15 +107,8 @@ def test_interpolate_errors():
                lambda x: torch._C._nn.upsample_bilinear2d(x[0, 0], (3, 3), False),
                lambda x: F.interpolate(x.half(), size=(4, 4), mode="bicubic"),
                lambda x: F.interpolate(x.long(), size=(4, 4), mode="bilinear")):
-        try:
-            fn(x)
-        except Exception as e:  # noqa: BLE001
-            want = e
-        else:
-            raise AssertionError("CPU did not raise")
-        with pytest.raises(type(want)) as got:
-            fn(x.to(D))
-        assert str(got.value) == str(want)
+        # 2.x computes float16 bicubic: the same error or the same values
+        outcome_like_cpu(lambda: fn(x), lambda: fn(x.to(D)), rtol=1e-2, atol=1e-2)
 
 
 AA_CASES = [((2, 3, 16, 20), dict(size=(5, 7))), ((2, 3, 16, 20), dict(scale_factor=0.3)),
@@ -156,12 +150,8 @@ def test_interpolate_antialias_layouts_and_kernel_count():
     lambda d: torch.ops.aten._upsample_bilinear2d_aa(torch.ones(2, 0, 4, 4, device=d), [3, 3], False),
 ])
 def test_interpolate_antialias_errors_match_cpu(fn):
-    res = []
-    for dev in ("cpu", D):
-        with pytest.raises(Exception) as info:
-            fn(dev)
-        res.append((info.type, str(info.value)))
-    assert res[0] == res[1]
+    # 1.13 has no reduced-float kernels here, 2.x has: the same error or the same values
+    outcome_like_cpu(lambda: fn("cpu"), lambda: fn(D), rtol=1e-2, atol=1e-2)
 
 
 @pytest.mark.parametrize("mode", ["nearest", "bilinear", "bicubic"])
