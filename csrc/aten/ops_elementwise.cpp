@@ -372,9 +372,14 @@ void check_inplace_overlap(const Tensor& self, const Tensor& other) {
     check_result_fits(r, a);                                                               \
     return into(a, [&] { return r; }, value);                                              \
   }                                                                                        \
-  Tensor name##_fn_s(const Tensor& a, const c10::Scalar& b) { return name##_fn(a, wrap(b)); } \
-  Tensor& name##_ip_s(Tensor& a, const c10::Scalar& b) { return name##_ip(a, wrap(b)); }   \
-  Tensor& name##_out_s(const Tensor& a, const c10::Scalar& b, Tensor& out) {               \
+  /* the Scalar overloads; an op registers those of its schema that have no composite */  \
+  [[maybe_unused]] Tensor name##_fn_s(const Tensor& a, const c10::Scalar& b) {             \
+    return name##_fn(a, wrap(b));                                                          \
+  }                                                                                        \
+  [[maybe_unused]] Tensor& name##_ip_s(Tensor& a, const c10::Scalar& b) {                  \
+    return name##_ip(a, wrap(b));                                                          \
+  }                                                                                        \
+  [[maybe_unused]] Tensor& name##_out_s(const Tensor& a, const c10::Scalar& b, Tensor& out) { \
     return name##_out(a, wrap(b), out);                                                    \
   }
 

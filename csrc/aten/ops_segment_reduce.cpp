@@ -27,7 +27,10 @@ Kind kind_of(c10::string_view reduce) {
   if (reduce == "min") return Kind::Min;
   if (reduce == "sum") return Kind::Sum;
   if (reduce == "prod") return Kind::Prod;
-  TORCH_CHECK(false, "unsupported reduction given! ", reduce);
+  // the running torch's words for it (2.x lists the names it takes)
+  LOOM_CHECK_AS_CPU(false,
+                    at::segment_reduce(at::zeros({1}), reduce, at::ones({1}, at::kLong)),
+                    "unsupported reduction given! ", reduce);
 }
 
 // Data as (rows, along, inner) around `axis`; segments per row, from the host.
