@@ -280,7 +280,8 @@ Problem setup(const Tensor& input, const Tensor& grid, int64_t interp, int64_t p
   // bfloat16): one verdict table per op, from the op on a probe.
   static const CpuVerdicts verdicts[2][2];
   verdicts[nd == 3][backward].check(st, grid.scalar_type(), [&] {
-    const auto in = at::TensorOptions().dtype(st), gr = at::TensorOptions().dtype(grid.scalar_type());
+    const auto in = at::TensorOptions().dtype(st),
+               gr = at::TensorOptions().dtype(grid.scalar_type());
     std::vector<int64_t> is(size_t(nd + 2), 1), gs(size_t(nd + 2), 1);
     gs.back() = nd;
     Tensor x = at::ones(is, in), g = at::zeros(gs, gr);

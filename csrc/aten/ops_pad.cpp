@@ -57,8 +57,7 @@ using CpuPadBackward = Tensor (*)(const Tensor&, const Tensor&, IntArrayRef);
 // The checks of the CPU kernel that has no meta function in 1.13 (reflection_pad2d, whose
 // messages these follow): dims, pad sizes against the input, and a result size of at
 // least 0.
-Shape checked_sizes(const char* op, const Tensor& self, IntArrayRef pad, PadMode mode,
-                    CpuPad cpu) {
+Shape checked_sizes(const char* op, const Tensor& self, IntArrayRef pad, PadMode mode, CpuPad cpu) {
   const int64_t k = int64_t(pad.size()) / 2, nd = self.dim();
   auto cpu_call = [&] { cpu(at::empty(self.sizes(), self.options().device(at::kCPU)), pad); };
   LOOM_CHECK_AS_CPU(int64_t(pad.size()) == 2 * k && k >= 1 && k <= 3, cpu_call(), op,
@@ -74,12 +73,12 @@ Shape checked_sizes(const char* op, const Tensor& self, IntArrayRef pad, PadMode
     if (mode == PadMode::Reflect)
       LOOM_CHECK_AS_CPU(before < n && after < n, cpu_call(), "Argument #", 2 * j + 4,
                         ": Padding size should be less than the ",
-                        "corresponding input dimension, but got: padding (", before, ", ",
-                        after, ") at dimension ", d, " of input ", nd);
+                        "corresponding input dimension, but got: padding (", before, ", ", after,
+                        ") at dimension ", d, " of input ", nd);
     out[size_t(d)] = n + before + after;
     LOOM_CHECK_AS_CPU(out[size_t(d)] >= 0, cpu_call(), "input (", self.sizes(),
-                      ") is too small. Calculated output size ", out[size_t(d)],
-                      " at dimension ", d);
+                      ") is too small. Calculated output size ", out[size_t(d)], " at dimension ",
+                      d);
   }
   return out;
 }
@@ -95,12 +94,10 @@ Tensor pad_probe(const Tensor& self, int64_t k, int64_t size) {
 Tensor pad_forward(const char* op, const Tensor& self, IntArrayRef pad, PadMode mode,
                    const Tensor& meta, CpuPad cpu, const CpuVerdicts& verdicts) {
   check_operands(op, {self});
-  Shape sizes =
-      meta.defined() ? shape_of(meta.sizes()) : checked_sizes(op, self, pad, mode, cpu);
+  Shape sizes = meta.defined() ? shape_of(meta.sizes()) : checked_sizes(op, self, pad, mode, cpu);
   const int64_t k = int64_t(pad.size()) / 2;
-  verdicts.check(self.scalar_type(), [&] {
-    cpu(pad_probe(self, k, 2), std::vector<int64_t>(size_t(2 * k), 1));
-  });
+  verdicts.check(self.scalar_type(),
+                 [&] { cpu(pad_probe(self, k, 2), std::vector<int64_t>(size_t(2 * k), 1)); });
   Tensor out = meta.defined() ? result_like(meta) : empty_loom(sizes, self.scalar_type());
   if (out.numel() == 0) return out;
   EngineLock lock(engine_mutex());
@@ -190,7 +187,7 @@ Tensor pad_backward(const char* op, const Tensor& grad_out, const Tensor& self, 
 #define LOOM_PAD(name, mode, meta_call)                                                 \
   Tensor name(const Tensor& self, IntArrayRef pad) {                                    \
     static const CpuVerdicts verdicts;                                                  \
-    return pad_forward(#name, self, pad, mode, meta_call, &at::name, verdicts);        \
+    return pad_forward(#name, self, pad, mode, meta_call, &at::name, verdicts);         \
   }                                                                                     \
   Tensor name##_backward(const Tensor& grad_out, const Tensor& self, IntArrayRef pad) { \
     static const CpuVerdicts verdicts;                                                  \

@@ -181,8 +181,8 @@ Tensor fractional_backward(const char* op, const Tensor& grad_out, const Tensor&
     Tensor x = at::ones(is, at::TensorOptions().dtype(self.scalar_type()));
     Tensor g = at::ones(one, at::TensorOptions().dtype(grad_out.scalar_type()));
     Tensor i = at::zeros(one, at::TensorOptions().dtype(at::kLong));
-    (k == 2 ? at::fractional_max_pool2d_backward : at::fractional_max_pool3d_backward)(
-        g, x, ones, ones, i);
+    (k == 2 ? at::fractional_max_pool2d_backward : at::fractional_max_pool3d_backward)(g, x, ones,
+                                                                                       ones, i);
   });
   TORCH_CHECK(at::isFloatingType(self.scalar_type()), op, " not implemented for ",
               self.scalar_type());

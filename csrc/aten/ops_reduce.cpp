@@ -382,46 +382,46 @@ DType match_var_out(Tensor& out, const Tensor& meta, const Tensor& self) {
   return to_loom(t);
 }
 
-#define LOOM_VAR(name, SQRT)                                                                   \
-  Tensor name##_fn(const Tensor& self, at::OptionalIntArrayRef dim,                            \
-                   Correction correction, bool keepdim) {                                      \
-    Tensor meta = var_meta(self, dim, keepdim, "std and var");                                 \
-    Axes axes = reduce_axes(self.dim(), dim);                                                  \
-    return functional(meta, [&](DType r, const Shape& s) {                                     \
-      return drop_axes(var_value(self, axes, r, correction, SQRT), axes, s);                   \
-    });                                                                                        \
-  }                                                                                            \
-  Tensor& name##_out(const Tensor& self, at::OptionalIntArrayRef dim,                          \
-                     Correction correction, bool keepdim, Tensor& out) {                       \
-    Axes axes = reduce_axes(self.dim(), dim);                                                  \
-    Tensor meta = var_meta(self, dim, keepdim, "std and var");                                 \
-    /* which dtypes of out the CPU takes, and its messages, are the running torch's (1.13 */   \
-    /* has no Half sqrt for a complex input's std; 2.x refuses an integer out by its cast) */  \
-    auto cpu_call = [&] {                                                                      \
-      Tensor o = probe_out(out);                                                               \
-      /* two elements: the variance of one is NaN, whose cast to an integer out raises */    \
+#define LOOM_VAR(name, SQRT)                                                                  \
+  Tensor name##_fn(const Tensor& self, at::OptionalIntArrayRef dim, Correction correction,    \
+                   bool keepdim) {                                                            \
+    Tensor meta = var_meta(self, dim, keepdim, "std and var");                                \
+    Axes axes = reduce_axes(self.dim(), dim);                                                 \
+    return functional(meta, [&](DType r, const Shape& s) {                                    \
+      return drop_axes(var_value(self, axes, r, correction, SQRT), axes, s);                  \
+    });                                                                                       \
+  }                                                                                           \
+  Tensor& name##_out(const Tensor& self, at::OptionalIntArrayRef dim, Correction correction,  \
+                     bool keepdim, Tensor& out) {                                             \
+    Axes axes = reduce_axes(self.dim(), dim);                                                 \
+    Tensor meta = var_meta(self, dim, keepdim, "std and var");                                \
+    /* which dtypes of out the CPU takes, and its messages, are the running torch's (1.13 */  \
+    /* has no Half sqrt for a complex input's std; 2.x refuses an integer out by its cast) */ \
+    auto cpu_call = [&] {                                                                     \
+      Tensor o = probe_out(out);                                                              \
+      /* two elements: the variance of one is NaN, whose cast to an integer out raises */     \
       at::name##_outf(at::ones({2}, at::TensorOptions().dtype(self.scalar_type())),           \
-                      std::vector<int64_t>{0}, correction, false, o);                          \
-    };                                                                                         \
-    LOOM_CPU_VERDICT(self.scalar_type(), out.scalar_type(), cpu_call());                       \
-    DType r = match_var_out(out, meta, self);                                                  \
-    EngineLock g(engine_mutex());                                                              \
-    assign(out, drop_axes(var_value(self, axes, r, correction, SQRT), axes, out_shape(out)));  \
-    return out;                                                                                \
-  }                                                                                            \
-  std::tuple<Tensor, Tensor> name##_mean_fn(const Tensor& self, at::OptionalIntArrayRef dim,   \
-                                            Correction correction, bool keepdim) {             \
-    Tensor meta = var_meta(self, dim, keepdim, #name "_mean");                                 \
-    Axes axes = reduce_axes(self.dim(), dim);                                                  \
-    EngineLock g(engine_mutex());                                                              \
-    Tensor v = result_like(meta);                                                              \
-    Tensor m = empty_loom(meta.sizes(), meta.strides(),                                        \
-                          self.is_complex() ? self.scalar_type() : meta.scalar_type());        \
-    auto vm = var_and_mean(self, axes, dtype_of(meta), correction);                            \
-    NodeRef var = SQRT ? unary(Op::Sqrt, vm.first) : vm.first;                                 \
-    assign(v, drop_axes(var, axes, out_shape(v)));                                             \
-    assign(m, drop_axes(vm.second, axes, out_shape(m)));                                       \
-    return {v, m};                                                                             \
+                      std::vector<int64_t>{0}, correction, false, o);                         \
+    };                                                                                        \
+    LOOM_CPU_VERDICT(self.scalar_type(), out.scalar_type(), cpu_call());                      \
+    DType r = match_var_out(out, meta, self);                                                 \
+    EngineLock g(engine_mutex());                                                             \
+    assign(out, drop_axes(var_value(self, axes, r, correction, SQRT), axes, out_shape(out))); \
+    return out;                                                                               \
+  }                                                                                           \
+  std::tuple<Tensor, Tensor> name##_mean_fn(const Tensor& self, at::OptionalIntArrayRef dim,  \
+                                            Correction correction, bool keepdim) {            \
+    Tensor meta = var_meta(self, dim, keepdim, #name "_mean");                                \
+    Axes axes = reduce_axes(self.dim(), dim);                                                 \
+    EngineLock g(engine_mutex());                                                             \
+    Tensor v = result_like(meta);                                                             \
+    Tensor m = empty_loom(meta.sizes(), meta.strides(),                                       \
+                          self.is_complex() ? self.scalar_type() : meta.scalar_type());       \
+    auto vm = var_and_mean(self, axes, dtype_of(meta), correction);                           \
+    NodeRef var = SQRT ? unary(Op::Sqrt, vm.first) : vm.first;                                \
+    assign(v, drop_axes(var, axes, out_shape(v)));                                            \
+    assign(m, drop_axes(vm.second, axes, out_shape(m)));                                      \
+    return {v, m};                                                                            \
   }
 LOOM_VAR(var, false)
 LOOM_VAR(std, true)

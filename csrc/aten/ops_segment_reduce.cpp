@@ -28,8 +28,7 @@ Kind kind_of(c10::string_view reduce) {
   if (reduce == "sum") return Kind::Sum;
   if (reduce == "prod") return Kind::Prod;
   // the running torch's words for it (2.x lists the names it takes)
-  LOOM_CHECK_AS_CPU(false,
-                    at::segment_reduce(at::zeros({1}), reduce, at::ones({1}, at::kLong)),
+  LOOM_CHECK_AS_CPU(false, at::segment_reduce(at::zeros({1}), reduce, at::ones({1}, at::kLong)),
                     "unsupported reduction given! ", reduce);
 }
 

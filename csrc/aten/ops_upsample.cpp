@@ -184,7 +184,8 @@ void check_upsample_dtype(const Tensor& self, Mode mode) {
     std::vector<int64_t> sizes(size_t(k + 2), 2);
     sizes[0] = 1;
     Tensor x = at::ones(sizes, at::TensorOptions().dtype(self.scalar_type()));
-    if (cl) x = x.contiguous(k == 2 ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::ChannelsLast3d);
+    if (cl)
+      x = x.contiguous(k == 2 ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::ChannelsLast3d);
     const std::vector<int64_t> os(size_t(k), 3);
     const OptScale none;
     switch (mode) {

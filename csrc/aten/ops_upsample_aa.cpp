@@ -166,8 +166,10 @@ Tensor aa_forward(const Tensor& self, SymSizes output_size, bool align_corners, 
   static const CpuVerdicts verdicts;
   verdicts.check(self.scalar_type(), [&] {
     Tensor x = at::ones({1, 1, 2, 2}, at::TensorOptions().dtype(self.scalar_type()));
-    if (kCubic) at::_upsample_bicubic2d_aa(x, {3, 3}, false, c10::nullopt, c10::nullopt);
-    else at::_upsample_bilinear2d_aa(x, {3, 3}, false, c10::nullopt, c10::nullopt);
+    if (kCubic)
+      at::_upsample_bicubic2d_aa(x, {3, 3}, false, c10::nullopt, c10::nullopt);
+    else
+      at::_upsample_bilinear2d_aa(x, {3, 3}, false, c10::nullopt, c10::nullopt);
   });
   if (meta.numel() == 0) return result_like(meta);
   const c10::ScalarType st = self.scalar_type();
@@ -191,8 +193,10 @@ Tensor aa_backward(const Tensor& grad_out, SymSizes output_size, SymSizes input_
   verdicts.check(grad_out.scalar_type(), [&] {
     Tensor g = at::ones({1, 1, 3, 3}, at::TensorOptions().dtype(grad_out.scalar_type()));
     const std::vector<int64_t> o{3, 3}, i{1, 1, 2, 2};
-    if (kCubic) at::_upsample_bicubic2d_aa_backward(g, o, i, false, c10::nullopt, c10::nullopt);
-    else at::_upsample_bilinear2d_aa_backward(g, o, i, false, c10::nullopt, c10::nullopt);
+    if (kCubic)
+      at::_upsample_bicubic2d_aa_backward(g, o, i, false, c10::nullopt, c10::nullopt);
+    else
+      at::_upsample_bilinear2d_aa_backward(g, o, i, false, c10::nullopt, c10::nullopt);
   });
   if (meta.numel() == 0) return result_like(meta);
   if (grad_out.numel() == 0) {
