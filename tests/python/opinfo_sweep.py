@@ -87,6 +87,7 @@ VALUES_DIFFER = {
     "nn.functional.gumbel_softmax": "random",
     "empty": "uninitialized memory", "empty_like": "uninitialized memory",
     "new_empty": "uninitialized memory", "new_empty_strided": "uninitialized memory",
+    "empty_strided": "uninitialized memory", "empty_permuted": "uninitialized memory",  # 2.x
 }
 
 
