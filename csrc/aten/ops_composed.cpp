@@ -6,6 +6,7 @@
 #include <ATen/MetaFunctions.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/_assert_async_native.h>
+#include <ATen/ops/is_nonzero_native.h>
 #include <ATen/ops/mvlgamma_native.h>
 #include <ATen/ops/native_channel_shuffle_native.h>
 #include <ATen/ops/native_dropout_backward_native.h>
@@ -126,6 +127,11 @@ std::tuple<Tensor, Tensor> batch_norm_update_stats_fn(const Tensor& self,
   return {mean, var};
 }
 
+// torch 2.x's _assert_async with a message, as its CPU kernel (no schema in 1.13).
+void assert_async_msg(const Tensor& self, c10::string_view msg) {
+  TORCH_CHECK(at::native::is_nonzero(self), msg.empty() ? "Assertion is failed" : msg);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -141,6 +147,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("native_dropout", TORCH_FN(at::native::native_dropout_cpu));
   m.impl("native_dropout_backward", TORCH_FN(at::native::native_dropout_backward));
   m.impl("_assert_async", TORCH_FN(at::native::_assert_async_cpu));
+  m.impl("_assert_async.msg", TORCH_FN(assert_async_msg));
   m.impl("channel_shuffle", TORCH_FN(channel_shuffle_fn));
   m.impl("bernoulli.out", TORCH_FN(bernoulli_out_fn));
   m.impl("_addmm_activation.out", TORCH_FN(addmm_activation_out));

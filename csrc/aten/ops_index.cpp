@@ -163,6 +163,27 @@ Tensor nonzero_fn(const Tensor& self) {
 
 namespace {
 
+// torch 2.x's nonzero_static: nonzero's first `size` rows, row-major, padded with rows of
+// fill_value (1.13 has no such op).
+Tensor& nonzero_static_out(const Tensor& self, int64_t size, int64_t fill_value, Tensor& out) {
+  check_operands("nonzero_static", {self, out});
+  TORCH_CHECK(size >= 0, "nonzero_static: 'size' must be an non-negative integer");
+  TORCH_CHECK(out.scalar_type() == at::kLong,
+              "nonzero_static: Expected out tensor to have scalar type Long but got scalar type",
+              out.scalar_type());
+  Tensor r = nonzero_fn(self);
+  const int64_t n = std::min(r.size(0), size);
+  at::native::resize_output(out, {size, self.dim()});
+  if (out.numel() == 0) return out;
+  if (n < size) out.fill_(fill_value);
+  if (n > 0) out.narrow(0, 0, n).copy_(r.narrow(0, 0, n));
+  return out;
+}
+Tensor nonzero_static_fn(const Tensor& self, int64_t size, int64_t fill_value) {
+  Tensor out = empty_loom({0}, at::kLong);
+  return nonzero_static_out(self, size, fill_value, out);
+}
+
 Tensor& nonzero_out(const Tensor& self, Tensor& out) {
   TORCH_CHECK(out.scalar_type() == at::kLong, "nonzero: Expected out tensor to have scalar type Long but got scalar type", out.scalar_type());
   Tensor r = nonzero_fn(self);
@@ -633,6 +654,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("index_select.out", TORCH_FN(index_select_out));
   m.impl("nonzero", TORCH_FN(nonzero_fn));
   m.impl("nonzero.out", TORCH_FN(nonzero_out));
+  m.impl("nonzero_static", TORCH_FN(nonzero_static_fn));  // 2.x's; 1.13 has no schema for
+  m.impl("nonzero_static.out", TORCH_FN(nonzero_static_out));  // these, which stay unused
   m.impl("masked_scatter_", TORCH_FN(masked_scatter_fn));
   m.impl("repeat_interleave.Tensor", TORCH_FN(repeat_interleave_fn));
 }

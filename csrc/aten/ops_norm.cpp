@@ -2,6 +2,7 @@
 // norm and instance norm reach them through composites). Statistics are reductions,
 // accumulated in float32 for reduced floats; everything else is elementwise, so a
 // normalization and its neighbours fuse.
+#include <ATen/native/Resize.h>
 #include <ATen/native/layer_norm.h>
 #include <torch/library.h>
 
@@ -321,6 +322,85 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_backward(
   return {gi, gw, gb};
 }
 
+// torch 2.x's batch-norm entry points (what its decompositions and export reach; eager
+// batch_norm still calls native_batch_norm): each is native_batch_norm or its backward, as
+// the CPU's are. 1.13 has none of these schemas.
+using Stats = std::tuple<Tensor, Tensor, Tensor>;
+Stats bn_legit(const Tensor& input, const OptTensor& weight, const OptTensor& bias,
+               Tensor& running_mean, Tensor& running_var, bool training, double momentum,
+               double eps) {
+  return at::native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum,
+                               eps);
+}
+Stats bn_legit_no_stats(const Tensor& input, const OptTensor& weight, const OptTensor& bias,
+                        bool training, double momentum, double eps) {
+  return at::native_batch_norm(input, weight, bias, Tensor(), Tensor(), training, momentum, eps);
+}
+std::tuple<Tensor, Tensor, Tensor, Tensor> bn_with_update(const Tensor& input,
+                                                          const OptTensor& weight,
+                                                          const OptTensor& bias,
+                                                          Tensor& running_mean,
+                                                          Tensor& running_var, double momentum,
+                                                          double eps) {
+  auto [out, mean, invstd] =
+      at::native_batch_norm(input, weight, bias, running_mean, running_var, true, momentum, eps);
+  return {out, mean, invstd, empty_loom({0}, at::kByte)};  // the CPU reserves nothing
+}
+Stats bn_backward_2x(const Tensor& grad_out, const Tensor& input, const Tensor& weight,
+                     const OptTensor& running_mean, const OptTensor& running_var,
+                     const OptTensor& save_mean, const OptTensor& save_var, bool update,
+                     double eps, std::array<bool, 3> mask, const Tensor& reserve) {
+  (void)reserve;
+  return at::native_batch_norm_backward(grad_out, input, weight, running_mean, running_var,
+                                        save_mean, save_var, update, eps, mask);
+}
+
+// The out= forms: the functional result copied into the outs, resized as out= ops are.
+void into_outs(const Stats& r, Tensor& out, Tensor& save_mean, Tensor& save_invstd) {
+  const Tensor* from[] = {&std::get<0>(r), &std::get<1>(r), &std::get<2>(r)};
+  Tensor* to[] = {&out, &save_mean, &save_invstd};
+  for (int i = 0; i < 3; ++i) {
+    at::native::resize_output(*to[i], from[i]->sizes());
+    to[i]->copy_(*from[i]);
+  }
+}
+std::tuple<Tensor&, Tensor&, Tensor&> native_bn_out(const Tensor& input, const OptTensor& weight,
+                                                    const OptTensor& bias,
+                                                    const OptTensor& running_mean,
+                                                    const OptTensor& running_var, bool training,
+                                                    double momentum, double eps, Tensor& out,
+                                                    Tensor& save_mean, Tensor& save_invstd) {
+  into_outs(at::native_batch_norm(input, weight, bias, running_mean, running_var, training,
+                                  momentum, eps),
+            out, save_mean, save_invstd);
+  return {out, save_mean, save_invstd};
+}
+std::tuple<Tensor&, Tensor&, Tensor&> bn_legit_out(const Tensor& input, const OptTensor& weight,
+                                                   const OptTensor& bias, Tensor& running_mean,
+                                                   Tensor& running_var, bool training,
+                                                   double momentum, double eps, Tensor& out,
+                                                   Tensor& save_mean, Tensor& save_invstd) {
+  into_outs(bn_legit(input, weight, bias, running_mean, running_var, training, momentum, eps),
+            out, save_mean, save_invstd);
+  return {out, save_mean, save_invstd};
+}
+std::tuple<Tensor&, Tensor&, Tensor&> bn_legit_no_stats_out(
+    const Tensor& input, const OptTensor& weight, const OptTensor& bias, bool training,
+    double momentum, double eps, Tensor& out, Tensor& save_mean, Tensor& save_invstd) {
+  into_outs(bn_legit_no_stats(input, weight, bias, training, momentum, eps), out, save_mean,
+            save_invstd);
+  return {out, save_mean, save_invstd};
+}
+std::tuple<Tensor&, Tensor&, Tensor&, Tensor&> bn_with_update_out(
+    const Tensor& input, const OptTensor& weight, const OptTensor& bias, Tensor& running_mean,
+    Tensor& running_var, double momentum, double eps, Tensor& out, Tensor& save_mean,
+    Tensor& save_invstd, Tensor& reserve) {
+  into_outs(bn_legit(input, weight, bias, running_mean, running_var, true, momentum, eps), out,
+            save_mean, save_invstd);
+  at::native::resize_output(reserve, {0});
+  return {out, save_mean, save_invstd, reserve};
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -328,6 +408,15 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("native_layer_norm_backward", TORCH_FN(layer_norm_backward));
   m.impl("native_batch_norm", TORCH_FN(batch_norm));
   m.impl("native_batch_norm_backward", TORCH_FN(batch_norm_backward));
+  // torch 2.x's (no schemas in 1.13: registered, never reached there)
+  m.impl("native_batch_norm.out", TORCH_FN(native_bn_out));
+  m.impl("_native_batch_norm_legit", TORCH_FN(bn_legit));
+  m.impl("_native_batch_norm_legit.out", TORCH_FN(bn_legit_out));
+  m.impl("_native_batch_norm_legit.no_stats", TORCH_FN(bn_legit_no_stats));
+  m.impl("_native_batch_norm_legit.no_stats_out", TORCH_FN(bn_legit_no_stats_out));
+  m.impl("_batch_norm_with_update", TORCH_FN(bn_with_update));
+  m.impl("_batch_norm_with_update.out", TORCH_FN(bn_with_update_out));
+  m.impl("batch_norm_backward", TORCH_FN(bn_backward_2x));
 }
 
 }  // namespace loom::aten

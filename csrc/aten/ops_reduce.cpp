@@ -3,6 +3,7 @@
 // PyTorch's result layout and errors; the value is a reduce (or scan) node over the input.
 #include <ATen/MetaFunctions.h>
 #include <ATen/EmptyTensor.h>
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/native/ReduceOpsUtils.h>
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
@@ -229,6 +230,31 @@ Tensor extremum_all(const char* name, ReduceKind kind, const Tensor& self) {
 }
 Tensor max_all(const Tensor& self) { return extremum_all("max", ReduceKind::Max, self); }
 Tensor min_all(const Tensor& self) { return extremum_all("min", ReduceKind::Min, self); }
+
+// torch 2.x's out= form of max() and min() (1.13 has none): which out dtypes the CPU takes,
+// and its message, come from its op on a probe, once per dtype pair; then the value into
+// out, resized to 0-dim.
+template <ReduceKind kKind>
+Tensor& extremum_all_out(const Tensor& self, Tensor& out) {
+  const bool max = kKind == ReduceKind::Max;
+  check_operands(max ? "max" : "min", {self, out});
+  static const auto op = c10::Dispatcher::singleton()
+                             .findSchemaOrThrow(max ? "aten::max" : "aten::min", "unary_out")
+                             .typed<Tensor&(const Tensor&, Tensor&)>();
+  static const CpuVerdicts verdicts;
+  verdicts.check(self.scalar_type(), out.scalar_type(), [&] {
+    Tensor o = probe_out(out);
+    op.call(probe_operand(self.scalar_type()), o);
+  });
+  at::native::resize_output(out, {});
+  if (self.numel() == 0) {  // unlike max(), the CPU gives the reduction's identity
+    Tensor o = probe_out(out);
+    out.fill_(op.call(at::empty({0}, at::TensorOptions().dtype(self.scalar_type())), o).item());
+    return out;
+  }
+  out.copy_(extremum_all(max ? "max" : "min", kKind, self));
+  return out;
+}
 
 void extremum_dim_into(ReduceKind kind, const Tensor& self, int64_t dim, const Tensor& values,
                        const Tensor& indices) {
@@ -651,6 +677,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("min", min_all);
   m.impl("min.dim", min_dim);
   m.impl("min.dim_min", min_dim_out);
+  m.impl("max.unary_out", extremum_all_out<ReduceKind::Max>);  // 2.x's; no schema in 1.13
+  m.impl("min.unary_out", extremum_all_out<ReduceKind::Min>);
   m.impl("argmax", argmax_fn);
   m.impl("argmax.out", argmax_out);
   m.impl("argmin", argmin_fn);

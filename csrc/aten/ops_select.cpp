@@ -125,6 +125,14 @@ Tensor searchsorted_scalar(const Tensor& seq, const c10::Scalar& self, bool out_
                          right, side, sorter);
 }
 
+// 2.x's out= form of a scalar's search (1.13 has none).
+Tensor& searchsorted_scalar_into(const Tensor& seq, const c10::Scalar& self, bool out_int32,
+                                 bool right, c10::optional<c10::string_view> side,
+                                 const c10::optional<Tensor>& sorter, Tensor& out) {
+  return searchsorted_into(seq, at::native::searchsorted_scalar_tensor(self, seq.device()),
+                           out_int32, right, side, sorter, out);
+}
+
 Tensor& bucketize_into(const Tensor& self, const Tensor& boundaries, bool out_int32, bool right,
                        Tensor& out) {
   TORCH_CHECK(boundaries.dim() == 1, "boundaries tensor must be 1 dimension, but got dim(",
@@ -478,6 +486,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("searchsorted.Tensor", searchsorted_fn);
   m.impl("searchsorted.Tensor_out", searchsorted_into);
   m.impl("searchsorted.Scalar", searchsorted_scalar);
+  m.impl("searchsorted.Scalar_out", searchsorted_scalar_into);  // 2.x's
   m.impl("bucketize.Tensor", bucketize_fn);
   m.impl("bucketize.Tensor_out", bucketize_into);
   m.impl("bucketize.Scalar", bucketize_scalar);

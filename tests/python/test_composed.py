@@ -168,7 +168,7 @@ WITHOUT_KERNEL = {
     r"_fused_moving_avg_obs_fq": "quantized tensors are not supported",
     r"sparse|sspaddmm|_spdiags|_convert_indices_from|_validate_compressed|to_mkldnn":
         "sparse and mkldnn layouts",
-    r"nested": "nested tensors",
+    r"nested|_jagged_to_padded_dense|_padded_dense_to_jagged": "nested (jagged) tensors",
     r"linalg|cholesky|geqrf|ormqr|lu_unpack|triangular_solve|_symeig|_compute_linear_combination":
         "LAPACK-based linear algebra runs on the CPU through the fallback (README)",
     r"_fft_": "FFTs run on the CPU through the fallback",
@@ -181,6 +181,17 @@ WITHOUT_KERNEL = {
     r"_ctc_loss": "CTC loss",
     r"glu_jvp|glu_backward_jvp": "forward-mode AD of glu",
     r"_foobar|_test_|from_file": "test-only ops and file-backed storage",
+    # torch 2.x's
+    r"_fused_sdp_choice|_scaled_dot_product_flash_attention_for_cpu":
+        "attention's fused CPU kernels, chosen for CPU inputs only (Loom's take the math "
+        "composite: test_torch2_ops)",
+    r"mkldnn_rnn_layer": "the CPU's oneDNN RNN layers, taken for CPU inputs only",
+    r"_int_mm|_weight_int\d+pack_mm|_convert_weight_to_int4pack":
+        "integer and packed-weight matmuls of quantized models",
+    r"_fused_(adam|adamw|sgd|adagrad)_": "the optimizers' fused=True steps run on the CPU "
+        "through the fallback (README; foreach, the default, has Loom kernels)",
+    r"_amp_": "the gradient scaler's steps run on the CPU through the fallback (README)",
+    r"_functional_assert_async|_make_dep_token": "export's functional assertions",
 }
 
 
