@@ -103,7 +103,10 @@ namespace {
 
 // As TensorIterator: an elementwise result may not partly overlap an input it reads (the
 // same elements with the same strides are fine: that is an in-place op). Reductions and
-// gathers below the value read everything first, so they are not checked, as on CPU.
+// gathers below the value read everything first, so they are not checked, as on CPU. As
+// the CPU's get_overlap_status, only views that are non-overlapping and dense are compared
+// (interleaved views, such as two chunks of a row, are "too hard": not an error; a GRU
+// cell's `hgates[2].mul_(hgates[0])` raised here).
 void check_partial_overlap(const at::Tensor& dst, const NodeRef& value) {
   if (value->src.empty()) return;  // a constant (a fill, a Python number): nothing read
   const NodeRef& held = buffer_of(dst).value();
@@ -112,12 +115,16 @@ void check_partial_overlap(const at::Tensor& dst, const NodeRef& value) {
   if (held.use_count() == 1) return;
   const Node* current = held.get();
   const int64_t dsize = dst.element_size();
+  // The byte range of a non-overlapping, dense view; false for any other (or an empty one).
   auto span = [](const View& v, int64_t size, int64_t& lo, int64_t& hi) {
     lo = v.offset, hi = v.offset + 1;
+    int64_t numel = 1;
     for (size_t d = 0; d < v.sizes.size(); ++d) {
       if (v.sizes[d] == 0) return false;
       (v.strides[d] < 0 ? lo : hi) += (v.sizes[d] - 1) * v.strides[d];
+      numel *= v.sizes[d];
     }
+    if (hi - lo != numel || !is_non_overlapping(v)) return false;
     lo *= size, hi *= size;
     return true;
   };
