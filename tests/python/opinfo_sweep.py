@@ -85,6 +85,8 @@ VALUES_DIFFER = {
     "nn.functional.fractional_max_pool2d": "random",
     "nn.functional.fractional_max_pool3d": "random",
     "nn.functional.gumbel_softmax": "random",
+    "nn.functional.multi_head_attention_forward": "random: 2.x's sample trains with dropout 0.5 "
+                                                  "(without it, values and gradients match)",
     "empty": "uninitialized memory", "empty_like": "uninitialized memory",
     "new_empty": "uninitialized memory", "new_empty_strided": "uninitialized memory",
     "empty_strided": "uninitialized memory", "empty_permuted": "uninitialized memory",  # 2.x
