@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <ATen/ATen.h>
+#include <ATen/core/dispatch/Dispatcher.h>
 
 #include "aten/tensor_util.h"
 
@@ -268,6 +269,14 @@ inline at::Tensor probe_like(const at::Tensor& t) {
 // An empty CPU tensor of out's dtype, the out= of a probe (resized by the call).
 inline at::Tensor probe_out(const at::Tensor& out) {
   return at::empty({0}, at::TensorOptions().dtype(out.scalar_type()));
+}
+
+// An aten op by name, for probes of ops whose C++ function one of the supported releases
+// lacks (2.x's max.unary_out, _prelu_kernel): found when first called, which only a
+// release that has the op does.
+template <class Signature>
+c10::TypedOperatorHandle<Signature> aten_op(const char* name, const char* overload = "") {
+  return c10::Dispatcher::singleton().findSchemaOrThrow(name, overload).typed<Signature>();
 }
 
 // NOTE [Shape errors of the running torch]: where a shape check of Loom's fails, the CPU's

@@ -3,7 +3,6 @@
 // backward, and rrelu (a random slope per element in training; its backward is composite).
 #include <ATen/ATen.h>
 #include <ATen/MetaFunctions.h>
-#include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
 
@@ -114,11 +113,7 @@ std::tuple<Tensor, Tensor> prelu_backward_fn(const Tensor& grad, const Tensor& s
 // broadcast along the channel dim) and _prelu_kernel_backward: elementwise TensorIterators
 // over (self, weight) and (self, weight, grad), whose layouts mul's and addcmul's meta
 // functions give. The composite sums grad_weight itself. Neither op is in 1.13's headers:
-// the dtype verdict calls the CPU kernel through the dispatcher.
-template <class Signature>
-c10::TypedOperatorHandle<Signature> aten_op(const char* name) {
-  return c10::Dispatcher::singleton().findSchemaOrThrow(name, "").typed<Signature>();
-}
+// the dtype verdict calls the CPU kernel through the dispatcher (aten_op).
 
 Tensor prelu_kernel_fn(const Tensor& self, const Tensor& weight) {
   check_operands("_prelu_kernel", {self, weight});

@@ -3,7 +3,6 @@
 // for PyTorch's result layout and errors; the value is a reduce node over the input.
 #include <ATen/MetaFunctions.h>
 #include <ATen/EmptyTensor.h>
-#include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/native/ReduceOpsUtils.h>
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
@@ -238,9 +237,8 @@ template <ReduceKind kKind>
 Tensor& extremum_all_out(const Tensor& self, Tensor& out) {
   const bool max = kKind == ReduceKind::Max;
   check_operands(max ? "max" : "min", {self, out});
-  static const auto op = c10::Dispatcher::singleton()
-                             .findSchemaOrThrow(max ? "aten::max" : "aten::min", "unary_out")
-                             .typed<Tensor&(const Tensor&, Tensor&)>();
+  static const auto op =
+      aten_op<Tensor&(const Tensor&, Tensor&)>(max ? "aten::max" : "aten::min", "unary_out");
   static const CpuVerdicts verdicts;
   verdicts.check(self.scalar_type(), out.scalar_type(), [&] {
     Tensor o = probe_out(out);
