@@ -3,6 +3,9 @@
 // as a graph and stored into the result.
 #pragma once
 
+#include <ATen/ATen.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+
 #include <array>
 #include <atomic>
 #include <cstring>
@@ -10,9 +13,6 @@
 #include <optional>
 #include <type_traits>
 #include <vector>
-
-#include <ATen/ATen.h>
-#include <ATen/core/dispatch/Dispatcher.h>
 
 #include "aten/tensor_util.h"
 

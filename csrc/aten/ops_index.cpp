@@ -654,7 +654,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("index_select.out", TORCH_FN(index_select_out));
   m.impl("nonzero", TORCH_FN(nonzero_fn));
   m.impl("nonzero.out", TORCH_FN(nonzero_out));
-  m.impl("nonzero_static", TORCH_FN(nonzero_static_fn));  // 2.x's; 1.13 has no schema for
+  m.impl("nonzero_static", TORCH_FN(nonzero_static_fn));       // 2.x's; 1.13 has no schema for
   m.impl("nonzero_static.out", TORCH_FN(nonzero_static_out));  // these, which stay unused
   m.impl("masked_scatter_", TORCH_FN(masked_scatter_fn));
   m.impl("repeat_interleave.Tensor", TORCH_FN(repeat_interleave_fn));

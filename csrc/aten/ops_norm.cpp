@@ -339,17 +339,16 @@ Stats bn_legit_no_stats(const Tensor& input, const OptTensor& weight, const OptT
 std::tuple<Tensor, Tensor, Tensor, Tensor> bn_with_update(const Tensor& input,
                                                           const OptTensor& weight,
                                                           const OptTensor& bias,
-                                                          Tensor& running_mean,
-                                                          Tensor& running_var, double momentum,
-                                                          double eps) {
+                                                          Tensor& running_mean, Tensor& running_var,
+                                                          double momentum, double eps) {
   auto [out, mean, invstd] =
       at::native_batch_norm(input, weight, bias, running_mean, running_var, true, momentum, eps);
   return {out, mean, invstd, empty_loom({0}, at::kByte)};  // the CPU reserves nothing
 }
 Stats bn_backward_2x(const Tensor& grad_out, const Tensor& input, const Tensor& weight,
                      const OptTensor& running_mean, const OptTensor& running_var,
-                     const OptTensor& save_mean, const OptTensor& save_var, bool update,
-                     double eps, std::array<bool, 3> mask, const Tensor& reserve) {
+                     const OptTensor& save_mean, const OptTensor& save_var, bool update, double eps,
+                     std::array<bool, 3> mask, const Tensor& reserve) {
   (void)reserve;
   return at::native_batch_norm_backward(grad_out, input, weight, running_mean, running_var,
                                         save_mean, save_var, update, eps, mask);
@@ -380,8 +379,8 @@ std::tuple<Tensor&, Tensor&, Tensor&> bn_legit_out(const Tensor& input, const Op
                                                    Tensor& running_var, bool training,
                                                    double momentum, double eps, Tensor& out,
                                                    Tensor& save_mean, Tensor& save_invstd) {
-  into_outs(bn_legit(input, weight, bias, running_mean, running_var, training, momentum, eps),
-            out, save_mean, save_invstd);
+  into_outs(bn_legit(input, weight, bias, running_mean, running_var, training, momentum, eps), out,
+            save_mean, save_invstd);
   return {out, save_mean, save_invstd};
 }
 std::tuple<Tensor&, Tensor&, Tensor&> bn_legit_no_stats_out(

@@ -39,10 +39,10 @@ void check_cell(const char* op, const Tensor& ig, const Tensor& hg, const OptTen
                 ": Expected biases of size [", ig.size(1), "], but got ", ib->sizes(), " and ",
                 hb->sizes());
   }
-  TORCH_CHECK(state.dim() == 2 && state.size(0) == ig.size(0) &&
-                  state.size(1) * factor == ig.size(1),
-              op, ": Expected the previous state of size [", ig.size(0), ", ",
-              ig.size(1) / factor, "], but got ", state.sizes());
+  TORCH_CHECK(
+      state.dim() == 2 && state.size(0) == ig.size(0) && state.size(1) * factor == ig.size(1), op,
+      ": Expected the previous state of size [", ig.size(0), ", ", ig.size(1) / factor,
+      "], but got ", state.sizes());
   TORCH_CHECK(at::isFloatingType(ig.scalar_type()), op, " not implemented for '",
               c10::toString(ig.scalar_type()), "'");
 }
@@ -70,8 +70,8 @@ std::tuple<Tensor, Tensor, Tensor> lstm_cell_backward(const OptTensor& grad_hy,
   const Tensor& defined = has(grad_hy) ? *grad_hy : *grad_cy;
   TORCH_CHECK(defined.dim() == 2 && cx.sizes() == defined.sizes() &&
                   cy.sizes() == defined.sizes() &&
-                  (!has(grad_cy) || grad_cy->sizes() == defined.sizes()) &&
-                  workspace.dim() == 2 && workspace.numel() == 4 * defined.numel(),
+                  (!has(grad_cy) || grad_cy->sizes() == defined.sizes()) && workspace.dim() == 2 &&
+                  workspace.numel() == 4 * defined.numel(),
               "fused_lstm_cell_backward: expected gradients, cx and cy of one 2-d size and a "
               "workspace of four times its elements");
   const auto t = workspace.scalar_type();
@@ -115,8 +115,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> gru_cell_backward(const Tenso
                                                                      const Tensor& workspace,
                                                                      bool has_bias) {
   check_operands("_thnn_fused_gru_cell_backward", {grad_hy, workspace});
-  TORCH_CHECK(grad_hy.dim() == 2 && workspace.dim() == 2 &&
-                  workspace.size(0) == grad_hy.size(0) &&
+  TORCH_CHECK(grad_hy.dim() == 2 && workspace.dim() == 2 && workspace.size(0) == grad_hy.size(0) &&
                   workspace.size(1) == 5 * grad_hy.size(1),
               "fused_gru_cell_backward: expected a 2-d grad_hy and a workspace of its rows and "
               "five times its columns, but got ",

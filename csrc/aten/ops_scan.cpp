@@ -92,7 +92,8 @@ LOOM_SCAN(cumprod, Prod)
 Tensor& logcumsumexp_into(const Tensor& self, int64_t dim, Tensor& out) {
   check_operands("logcumsumexp", {self, out});
   const c10::ScalarType st = self.scalar_type();
-  TORCH_CHECK(out.scalar_type() == st, "expected scalar_type ", st, " but found ", out.scalar_type());
+  TORCH_CHECK(out.scalar_type() == st, "expected scalar_type ", st, " but found ",
+              out.scalar_type());
   TORCH_CHECK(at::isFloatingType(st) && st != at::kHalf,
               "\"logcumsumexp_out_cpu\" not implemented for '", c10::toString(st), "'");
   dim = c10::maybe_wrap_dim(dim, self.dim());
