@@ -1,0 +1,139 @@
+// torch 2.x's fused optimizer steps (`torch.optim.Adam(..., fused=True)` and AdamW, SGD):
+// _fused_adam_, _fused_adamw_ and _fused_sgd_ update every parameter and its state in
+// place. PyTorch has them for CPU and CUDA only; on Loom they ran through the CPU fallback
+// (each list copied out and back). Here each parameter's step is Loom's elementwise ops,
+// lazy, so that the update of a parameter and its moments fuses as the foreach path's
+// does. The formulas are the CPU kernels': the step count and the learning rate as
+// doubles, an optional grad_scale divided out of the gradients (and written back), and a
+// found_inf flag of 1 skipping the whole step. torch 1.13 has none of these schemas.
+#include <ATen/ATen.h>
+#include <torch/library.h>
+
+#include <cmath>
+
+#include "aten/op_util.h"
+
+namespace loom::aten {
+
+namespace {
+
+using at::Tensor;
+using at::TensorList;
+using OptTensor = c10::optional<Tensor>;
+
+// Whether found_inf says to skip the step; divides the gradients by grad_scale otherwise.
+bool skip_or_unscale(TensorList grads, const OptTensor& grad_scale, const OptTensor& found_inf) {
+  if (has(found_inf) && found_inf->item<double>() == 1.0) return true;
+  if (has(grad_scale))
+    for (const Tensor& g : grads) g.div_(*grad_scale);
+  return false;
+}
+
+void check_lists(const char* op, std::initializer_list<TensorList> lists) {
+  const size_t n = lists.begin()->size();
+  for (TensorList l : lists)
+    TORCH_CHECK(l.size() == n || l.empty(), op, ": expected lists of one length, got ", n,
+                " and ", l.size());
+}
+
+void adam_step(const char* op, TensorList params, TensorList grads, TensorList exp_avgs,
+               TensorList exp_avg_sqs, TensorList max_exp_avg_sqs, TensorList steps, double lr,
+               double beta1, double beta2, double weight_decay, double eps, bool amsgrad,
+               bool maximize, const OptTensor& grad_scale, const OptTensor& found_inf,
+               bool decoupled) {
+  check_lists(op, {params, grads, exp_avgs, exp_avg_sqs, steps});
+  TORCH_CHECK(!amsgrad || max_exp_avg_sqs.size() == params.size(), op,
+              ": amsgrad needs max_exp_avg_sqs for every parameter");
+  if (params.empty() || skip_or_unscale(grads, grad_scale, found_inf)) return;
+  for (size_t i = 0; i < params.size(); ++i) {
+    Tensor p = params[i], m = exp_avgs[i], v = exp_avg_sqs[i];
+    const double step = steps[i].item<double>();
+    const double bias_correction1 = 1 - std::pow(beta1, step);
+    const double bias_correction2_sqrt = std::sqrt(1 - std::pow(beta2, step));
+    const double step_size = lr / bias_correction1;
+    Tensor g = maximize ? grads[i].neg() : grads[i];
+    if (weight_decay != 0) {
+      if (decoupled) p.mul_(1 - lr * weight_decay);
+      else g = g + p * weight_decay;
+    }
+    m.mul_(beta1).add_(g, 1 - beta1);
+    v.mul_(beta2).addcmul_(g, g, 1 - beta2);
+    Tensor top = v;
+    if (amsgrad) {
+      Tensor mx = max_exp_avg_sqs[i];
+      at::maximum_out(mx, mx, v);
+      top = mx;
+    }
+    Tensor denom = top.sqrt().div_(bias_correction2_sqrt).add_(eps);
+    p.addcdiv_(m, denom, -step_size);
+  }
+}
+
+#define LOOM_FUSED_ADAM(name, decoupled)                                                        \
+  void name(TensorList params, TensorList grads, TensorList exp_avgs, TensorList exp_avg_sqs,  \
+            TensorList max_exp_avg_sqs, TensorList steps, double lr, double beta1,             \
+            double beta2, double weight_decay, double eps, bool amsgrad, bool maximize,        \
+            const OptTensor& grad_scale, const OptTensor& found_inf) {                          \
+    adam_step(#name, params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, lr, beta1,   \
+              beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf, decoupled);   \
+  }                                                                                             \
+  void name##_tensor_lr(TensorList params, TensorList grads, TensorList exp_avgs,               \
+                        TensorList exp_avg_sqs, TensorList max_exp_avg_sqs, TensorList steps,   \
+                        const Tensor& lr, double beta1, double beta2, double weight_decay,      \
+                        double eps, bool amsgrad, bool maximize, const OptTensor& grad_scale,   \
+                        const OptTensor& found_inf) {                                           \
+    adam_step(#name, params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps,              \
+              lr.item<double>(), beta1, beta2, weight_decay, eps, amsgrad, maximize,            \
+              grad_scale, found_inf, decoupled);                                                \
+  }
+LOOM_FUSED_ADAM(fused_adam, false)
+LOOM_FUSED_ADAM(fused_adamw, true)
+#undef LOOM_FUSED_ADAM
+
+void sgd_step(TensorList params, TensorList grads, TensorList bufs, double weight_decay,
+              double momentum, double lr, double dampening, bool nesterov, bool maximize,
+              bool is_first_step, const OptTensor& grad_scale, const OptTensor& found_inf) {
+  check_lists("_fused_sgd_", {params, grads, bufs});
+  TORCH_CHECK(momentum == 0 || bufs.size() == params.size(),
+              "_fused_sgd_: momentum needs a buffer for every parameter");
+  if (params.empty() || skip_or_unscale(grads, grad_scale, found_inf)) return;
+  for (size_t i = 0; i < params.size(); ++i) {
+    Tensor p = params[i];
+    Tensor g = maximize ? grads[i].neg() : grads[i];
+    if (weight_decay != 0) g = g + p * weight_decay;
+    if (momentum != 0) {
+      Tensor buf = bufs[i];
+      if (is_first_step) buf.copy_(g);
+      else buf.mul_(momentum).add_(g, 1 - dampening);
+      g = nesterov ? g + buf * momentum : buf;
+    }
+    p.add_(g, -lr);
+  }
+}
+void fused_sgd(TensorList params, TensorList grads, TensorList bufs, double weight_decay,
+               double momentum, double lr, double dampening, bool nesterov, bool maximize,
+               bool is_first_step, const OptTensor& grad_scale, const OptTensor& found_inf) {
+  sgd_step(params, grads, bufs, weight_decay, momentum, lr, dampening, nesterov, maximize,
+           is_first_step, grad_scale, found_inf);
+}
+void fused_sgd_tensor_lr(TensorList params, TensorList grads, TensorList bufs,
+                         double weight_decay, double momentum, const Tensor& lr,
+                         double dampening, bool nesterov, bool maximize, bool is_first_step,
+                         const OptTensor& grad_scale, const OptTensor& found_inf) {
+  sgd_step(params, grads, bufs, weight_decay, momentum, lr.item<double>(), dampening, nesterov,
+           maximize, is_first_step, grad_scale, found_inf);
+}
+
+}  // namespace
+
+// torch 2.x's (no schemas in 1.13: registered, never reached there)
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_fused_adam_", TORCH_FN(fused_adam));
+  m.impl("_fused_adam_.tensor_lr", TORCH_FN(fused_adam_tensor_lr));
+  m.impl("_fused_adamw_", TORCH_FN(fused_adamw));
+  m.impl("_fused_adamw_.tensor_lr", TORCH_FN(fused_adamw_tensor_lr));
+  m.impl("_fused_sgd_", TORCH_FN(fused_sgd));
+  m.impl("_fused_sgd_.tensor_lr", TORCH_FN(fused_sgd_tensor_lr));
+}
+
+}  // namespace loom::aten
