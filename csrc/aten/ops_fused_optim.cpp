@@ -32,8 +32,8 @@ bool skip_or_unscale(TensorList grads, const OptTensor& grad_scale, const OptTen
 void check_lists(const char* op, std::initializer_list<TensorList> lists) {
   const size_t n = lists.begin()->size();
   for (TensorList l : lists)
-    TORCH_CHECK(l.size() == n || l.empty(), op, ": expected lists of one length, got ", n,
-                " and ", l.size());
+    TORCH_CHECK(l.size() == n || l.empty(), op, ": expected lists of one length, got ", n, " and ",
+                l.size());
 }
 
 void adam_step(const char* op, TensorList params, TensorList grads, TensorList exp_avgs,
@@ -53,8 +53,10 @@ void adam_step(const char* op, TensorList params, TensorList grads, TensorList e
     const double step_size = lr / bias_correction1;
     Tensor g = maximize ? grads[i].neg() : grads[i];
     if (weight_decay != 0) {
-      if (decoupled) p.mul_(1 - lr * weight_decay);
-      else g = g + p * weight_decay;
+      if (decoupled)
+        p.mul_(1 - lr * weight_decay);
+      else
+        g = g + p * weight_decay;
     }
     m.mul_(beta1).add_(g, 1 - beta1);
     v.mul_(beta2).addcmul_(g, g, 1 - beta2);
@@ -69,22 +71,22 @@ void adam_step(const char* op, TensorList params, TensorList grads, TensorList e
   }
 }
 
-#define LOOM_FUSED_ADAM(name, decoupled)                                                        \
-  void name(TensorList params, TensorList grads, TensorList exp_avgs, TensorList exp_avg_sqs,  \
-            TensorList max_exp_avg_sqs, TensorList steps, double lr, double beta1,             \
-            double beta2, double weight_decay, double eps, bool amsgrad, bool maximize,        \
-            const OptTensor& grad_scale, const OptTensor& found_inf) {                          \
-    adam_step(#name, params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, lr, beta1,   \
-              beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf, decoupled);   \
-  }                                                                                             \
-  void name##_tensor_lr(TensorList params, TensorList grads, TensorList exp_avgs,               \
-                        TensorList exp_avg_sqs, TensorList max_exp_avg_sqs, TensorList steps,   \
-                        const Tensor& lr, double beta1, double beta2, double weight_decay,      \
-                        double eps, bool amsgrad, bool maximize, const OptTensor& grad_scale,   \
-                        const OptTensor& found_inf) {                                           \
-    adam_step(#name, params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps,              \
-              lr.item<double>(), beta1, beta2, weight_decay, eps, amsgrad, maximize,            \
-              grad_scale, found_inf, decoupled);                                                \
+#define LOOM_FUSED_ADAM(name, decoupled)                                                         \
+  void name(TensorList params, TensorList grads, TensorList exp_avgs, TensorList exp_avg_sqs,    \
+            TensorList max_exp_avg_sqs, TensorList steps, double lr, double beta1, double beta2, \
+            double weight_decay, double eps, bool amsgrad, bool maximize,                        \
+            const OptTensor& grad_scale, const OptTensor& found_inf) {                           \
+    adam_step(#name, params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, lr, beta1,    \
+              beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf, decoupled);    \
+  }                                                                                              \
+  void name##_tensor_lr(TensorList params, TensorList grads, TensorList exp_avgs,                \
+                        TensorList exp_avg_sqs, TensorList max_exp_avg_sqs, TensorList steps,    \
+                        const Tensor& lr, double beta1, double beta2, double weight_decay,       \
+                        double eps, bool amsgrad, bool maximize, const OptTensor& grad_scale,    \
+                        const OptTensor& found_inf) {                                            \
+    adam_step(#name, params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps,               \
+              lr.item<double>(), beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale, \
+              found_inf, decoupled);                                                             \
   }
 LOOM_FUSED_ADAM(fused_adam, false)
 LOOM_FUSED_ADAM(fused_adamw, true)
@@ -103,8 +105,10 @@ void sgd_step(TensorList params, TensorList grads, TensorList bufs, double weigh
     if (weight_decay != 0) g = g + p * weight_decay;
     if (momentum != 0) {
       Tensor buf = bufs[i];
-      if (is_first_step) buf.copy_(g);
-      else buf.mul_(momentum).add_(g, 1 - dampening);
+      if (is_first_step)
+        buf.copy_(g);
+      else
+        buf.mul_(momentum).add_(g, 1 - dampening);
       g = nesterov ? g + buf * momentum : buf;
     }
     p.add_(g, -lr);
@@ -116,10 +120,10 @@ void fused_sgd(TensorList params, TensorList grads, TensorList bufs, double weig
   sgd_step(params, grads, bufs, weight_decay, momentum, lr, dampening, nesterov, maximize,
            is_first_step, grad_scale, found_inf);
 }
-void fused_sgd_tensor_lr(TensorList params, TensorList grads, TensorList bufs,
-                         double weight_decay, double momentum, const Tensor& lr,
-                         double dampening, bool nesterov, bool maximize, bool is_first_step,
-                         const OptTensor& grad_scale, const OptTensor& found_inf) {
+void fused_sgd_tensor_lr(TensorList params, TensorList grads, TensorList bufs, double weight_decay,
+                         double momentum, const Tensor& lr, double dampening, bool nesterov,
+                         bool maximize, bool is_first_step, const OptTensor& grad_scale,
+                         const OptTensor& found_inf) {
   sgd_step(params, grads, bufs, weight_decay, momentum, lr.item<double>(), dampening, nesterov,
            maximize, is_first_step, grad_scale, found_inf);
 }
