@@ -1,11 +1,12 @@
-// torch 2.x's fused optimizer steps (`torch.optim.Adam(..., fused=True)` and AdamW, SGD):
-// _fused_adam_, _fused_adamw_ and _fused_sgd_ update every parameter and its state in
-// place. PyTorch has them for CPU and CUDA only; on Loom they ran through the CPU fallback
-// (each list copied out and back). Here each parameter's step is Loom's elementwise ops,
-// lazy, so that the update of a parameter and its moments fuses as the foreach path's
-// does. The formulas are the CPU kernels': the step count and the learning rate as
-// doubles, an optional grad_scale divided out of the gradients (and written back), and a
-// found_inf flag of 1 skipping the whole step. torch 1.13 has none of these schemas.
+// torch 2.x's fused optimizer steps (`torch.optim.Adam(..., fused=True)`, AdamW, SGD,
+// Adagrad): _fused_adam_, _fused_adamw_, _fused_sgd_ and _fused_adagrad_ update every
+// parameter and its state in place. PyTorch has them for CPU and CUDA only; on Loom they
+// ran through the CPU fallback (each list copied out and back). Here each parameter's step
+// is Loom's elementwise ops, lazy, so that the update of a parameter and its state fuses
+// as the foreach path's does. The formulas are the CPU kernels': the step count and the
+// learning rate as doubles, an optional grad_scale divided out of the gradients (and
+// written back), and a found_inf flag of 1 skipping the whole step. torch 1.13 has none of
+// these schemas.
 #include <ATen/ATen.h>
 #include <torch/library.h>
 
@@ -128,6 +129,23 @@ void fused_sgd_tensor_lr(TensorList params, TensorList grads, TensorList bufs, d
            maximize, is_first_step, grad_scale, found_inf);
 }
 
+// Adagrad: lr decayed by the step count, the squares of the gradients summed into
+// state_sums, the step divided by their root plus eps.
+void fused_adagrad(TensorList params, TensorList grads, TensorList state_sums,
+                   TensorList steps, double lr, double lr_decay, double weight_decay, double eps,
+                   bool maximize, const OptTensor& grad_scale, const OptTensor& found_inf) {
+  check_lists("_fused_adagrad_", {params, grads, state_sums, steps});
+  if (params.empty() || skip_or_unscale(grads, grad_scale, found_inf)) return;
+  for (size_t i = 0; i < params.size(); ++i) {
+    Tensor p = params[i], sum = state_sums[i];
+    const double clr = lr / (1.0 + (steps[i].item<double>() - 1.0) * lr_decay);
+    Tensor g = maximize ? grads[i].neg() : grads[i];
+    if (weight_decay != 0) g = g + p * weight_decay;
+    sum.addcmul_(g, g);
+    p.addcdiv_(g, sum.sqrt().add_(eps), -clr);
+  }
+}
+
 }  // namespace
 
 // torch 2.x's (no schemas in 1.13: registered, never reached there)
@@ -138,6 +156,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_fused_adamw_.tensor_lr", TORCH_FN(fused_adamw_tensor_lr));
   m.impl("_fused_sgd_", TORCH_FN(fused_sgd));
   m.impl("_fused_sgd_.tensor_lr", TORCH_FN(fused_sgd_tensor_lr));
+  m.impl("_fused_adagrad_", TORCH_FN(fused_adagrad));
 }
 
 }  // namespace loom::aten

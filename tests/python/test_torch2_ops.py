@@ -117,9 +117,11 @@ def test_assert_async_msg():
     ("Adam", {}), ("Adam", {"amsgrad": True, "weight_decay": 0.1, "maximize": True}),
     ("AdamW", {"weight_decay": 0.05}), ("SGD", {"momentum": 0.9}),
     ("SGD", {"momentum": 0.9, "nesterov": True, "weight_decay": 0.01}), ("SGD", {}),
-    ("Adam", {"lr": 0.01, "tensor_lr": True})])
+    ("Adam", {"lr": 0.01, "tensor_lr": True}), ("Adagrad", {}),
+    ("Adagrad", {"lr_decay": 0.1, "weight_decay": 0.01, "maximize": True})])
 def test_fused_optimizer_steps(name, kwargs):
-    """`fused=True` steps (_fused_adam_, _fused_adamw_, _fused_sgd_) against the CPU's."""
+    """`fused=True` steps (_fused_adam_, _fused_adamw_, _fused_sgd_, _fused_adagrad_) against
+    the CPU's."""
     import copy
     torch.manual_seed(0)
     cpu = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4))
