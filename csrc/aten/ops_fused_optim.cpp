@@ -131,9 +131,9 @@ void fused_sgd_tensor_lr(TensorList params, TensorList grads, TensorList bufs, d
 
 // Adagrad: lr decayed by the step count, the squares of the gradients summed into
 // state_sums, the step divided by their root plus eps.
-void fused_adagrad(TensorList params, TensorList grads, TensorList state_sums,
-                   TensorList steps, double lr, double lr_decay, double weight_decay, double eps,
-                   bool maximize, const OptTensor& grad_scale, const OptTensor& found_inf) {
+void fused_adagrad(TensorList params, TensorList grads, TensorList state_sums, TensorList steps,
+                   double lr, double lr_decay, double weight_decay, double eps, bool maximize,
+                   const OptTensor& grad_scale, const OptTensor& found_inf) {
   check_lists("_fused_adagrad_", {params, grads, state_sums, steps});
   if (params.empty() || skip_or_unscale(grads, grad_scale, found_inf)) return;
   for (size_t i = 0; i < params.size(); ++i) {
