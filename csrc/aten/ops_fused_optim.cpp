@@ -146,9 +146,57 @@ void fused_adagrad(TensorList params, TensorList grads, TensorList state_sums, T
   }
 }
 
+// --- the gradient scaler's steps (torch.amp.GradScaler), with no wait for a value: the
+// CPU's kernels read found_inf and the scale on the host; here they stay lazy, as where()s ---
+
+// Each gradient times inv_scale; found_inf becomes 1 where any element of any is not
+// finite (it is never reset here, as on the CPU).
+void amp_unscale(TensorList grads, Tensor& found_inf, const Tensor& inv_scale) {
+  const char* op = "_amp_foreach_non_finite_check_and_unscale_";
+  TORCH_CHECK(inv_scale.numel() == 1, op, ": inv_scale must be a 1-element tensor.");
+  TORCH_CHECK(found_inf.numel() == 1, op, ": found_inf must be a 1-element tensor.");
+  TORCH_CHECK(inv_scale.scalar_type() == at::kFloat, op, ": inv_scale must be a float tensor.");
+  TORCH_CHECK(found_inf.scalar_type() == at::kFloat, op, ": found_inf must be a float tensor.");
+  for (const Tensor& g : grads) {
+    check_operands(op, {g, found_inf, inv_scale});
+    TORCH_CHECK(at::isFloatingType(g.scalar_type()), op,
+                ": expected floating point gradients, got ", g.scalar_type());
+    if (g.numel() == 0) continue;
+    found_inf.copy_(at::maximum(found_inf, at::logical_not(at::isfinite(g)).any().to(at::kFloat)));
+    g.mul_(inv_scale);
+  }
+}
+
+// After a step: a scale halved (backoff) and the tracker reset where found_inf is set;
+// else the tracker counts up, and at growth_interval the scale grows (if it stays finite)
+// and the tracker resets.
+Tensor& amp_update_scale(Tensor& scale, Tensor& growth_tracker, const Tensor& found_inf,
+                         double growth_factor, double backoff_factor, int64_t growth_interval) {
+  const char* op = "_amp_update_scale_";
+  check_operands(op, {scale, growth_tracker, found_inf});
+  TORCH_CHECK(growth_tracker.numel() == 1, op, ": growth_tracker must be a 1-element tensor.");
+  TORCH_CHECK(scale.numel() == 1, op, ": current_scale must be a 1-element tensor.");
+  TORCH_CHECK(found_inf.numel() == 1, op, ": found_inf must be a 1-element tensor.");
+  TORCH_CHECK(growth_tracker.scalar_type() == at::kInt, op,
+              ": growth_tracker must be an int tensor.");
+  TORCH_CHECK(scale.scalar_type() == at::kFloat, op, ": current_scale must be a float tensor.");
+  TORCH_CHECK(found_inf.scalar_type() == at::kFloat, op, ": found_inf must be a float tensor.");
+  Tensor inf = found_inf.ne(0);
+  Tensor successful = growth_tracker + 1;
+  Tensor grow = at::logical_and(successful.eq(growth_interval), at::logical_not(inf));
+  Tensor grown = scale * growth_factor;
+  Tensor kept = at::where(at::logical_and(grow, at::isfinite(grown)), grown, scale);
+  Tensor new_scale = at::where(inf, scale * backoff_factor, kept);
+  Tensor new_tracker = at::where(at::logical_or(inf, grow), at::zeros_like(successful), successful);
+  scale.copy_(new_scale);
+  growth_tracker.copy_(new_tracker);
+  return scale;
+}
+
 }  // namespace
 
-// torch 2.x's (no schemas in 1.13: registered, never reached there)
+// The optimizers' steps are torch 2.x's (no schemas in 1.13: registered, never reached
+// there); the gradient scaler's are in both (1.13 has them for CUDA only).
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_fused_adam_", TORCH_FN(fused_adam));
   m.impl("_fused_adam_.tensor_lr", TORCH_FN(fused_adam_tensor_lr));
@@ -157,6 +205,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_fused_sgd_", TORCH_FN(fused_sgd));
   m.impl("_fused_sgd_.tensor_lr", TORCH_FN(fused_sgd_tensor_lr));
   m.impl("_fused_adagrad_", TORCH_FN(fused_adagrad));
+  m.impl("_amp_foreach_non_finite_check_and_unscale_", TORCH_FN(amp_unscale));
+  m.impl("_amp_update_scale_", TORCH_FN(amp_update_scale));
 }
 
 }  // namespace loom::aten

@@ -188,7 +188,6 @@ WITHOUT_KERNEL = {
     r"mkldnn_rnn_layer": "the CPU's oneDNN RNN layers, taken for CPU inputs only",
     r"_int_mm|_weight_int\d+pack_mm|_convert_weight_to_int4pack":
         "integer and packed-weight matmuls of quantized models",
-    r"_amp_": "the gradient scaler's steps run on the CPU through the fallback (README)",
     r"_functional_assert_async|_make_dep_token": "export's functional assertions",
 }
 
