@@ -93,9 +93,9 @@ LOOM_FUSED_ADAM(fused_adam, false)
 LOOM_FUSED_ADAM(fused_adamw, true)
 #undef LOOM_FUSED_ADAM
 
-void sgd_step(TensorList params, TensorList grads, TensorList bufs, double weight_decay,
-              double momentum, double lr, double dampening, bool nesterov, bool maximize,
-              bool is_first_step, const OptTensor& grad_scale, const OptTensor& found_inf) {
+void fused_sgd(TensorList params, TensorList grads, TensorList bufs, double weight_decay,
+               double momentum, double lr, double dampening, bool nesterov, bool maximize,
+               bool is_first_step, const OptTensor& grad_scale, const OptTensor& found_inf) {
   check_lists("_fused_sgd_", {params, grads, bufs});
   TORCH_CHECK(momentum == 0 || bufs.size() == params.size(),
               "_fused_sgd_: momentum needs a buffer for every parameter");
@@ -115,18 +115,12 @@ void sgd_step(TensorList params, TensorList grads, TensorList bufs, double weigh
     p.add_(g, -lr);
   }
 }
-void fused_sgd(TensorList params, TensorList grads, TensorList bufs, double weight_decay,
-               double momentum, double lr, double dampening, bool nesterov, bool maximize,
-               bool is_first_step, const OptTensor& grad_scale, const OptTensor& found_inf) {
-  sgd_step(params, grads, bufs, weight_decay, momentum, lr, dampening, nesterov, maximize,
-           is_first_step, grad_scale, found_inf);
-}
 void fused_sgd_tensor_lr(TensorList params, TensorList grads, TensorList bufs, double weight_decay,
                          double momentum, const Tensor& lr, double dampening, bool nesterov,
                          bool maximize, bool is_first_step, const OptTensor& grad_scale,
                          const OptTensor& found_inf) {
-  sgd_step(params, grads, bufs, weight_decay, momentum, lr.item<double>(), dampening, nesterov,
-           maximize, is_first_step, grad_scale, found_inf);
+  fused_sgd(params, grads, bufs, weight_decay, momentum, lr.item<double>(), dampening, nesterov,
+            maximize, is_first_step, grad_scale, found_inf);
 }
 
 // Adagrad: lr decayed by the step count, the squares of the gradients summed into
