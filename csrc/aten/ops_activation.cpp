@@ -99,9 +99,11 @@ NodeRef elu_backward(const NodeRef& dy, const NodeRef& b, const Scalar& alpha, c
 }
 
 NodeRef hardswish(const NodeRef& x) { return x * min(max(x + 3.0, 0.0), 6.0) / 6.0; }
-// As CPU's vectorized kernel (its scalar tail disagrees at x == 3); NaN passes dy through.
+// As CPU's scalar formula and CUDA's: x == 3 takes the inner branch (1.5 dy). The CPU's
+// vectorized body takes the outer one there (dy), so the CPU's gradient at 3 depends on
+// the element's place in the tensor. NaN passes dy through.
 NodeRef hardswish_backward(const NodeRef& dy, const NodeRef& x) {
-  NodeRef mid = select(lt(x, 3.0), dy * (x / 3.0 + 0.5), dy);
+  NodeRef mid = select(le(x, 3.0), dy * (x / 3.0 + 0.5), dy);
   return select(lt(x, -3.0), 0.0, mid);
 }
 

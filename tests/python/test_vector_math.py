@@ -91,6 +91,10 @@ DOMAIN = {"sigmoid": lambda x: ~(x < -88)}
 # from |x| = 89 (e^x overflows first), where the result is finite up to 89.4159.
 CPU_DOMAIN = {"log1p": lambda x: ~(x > 1e38), "sinh": lambda x: ~(x.abs() > 88.72),
               "cosh": lambda x: ~(x.abs() > 88.72)}
+# Where the CPU's own float32 function is not within an ulp: torch 2.x's erf (scalar and
+# vectorized) is bounded in absolute error only (5.1e-7 over _values(), at x = -0.0364), so
+# erf(1e-7) is 0 there. Loom keeps erf within 2 ulps of float64; against the CPU's, that bound.
+CPU_ATOL = {"erf": 6e-7} if torch.erf(torch.tensor(1e-7)).item() == 0 else {}
 
 
 @pytest.mark.parametrize("name,fn,ulps", OPS, ids=[o[0] for o in OPS])
@@ -104,10 +108,13 @@ def test_float32_accuracy(name, fn, ulps):
     worst = int(d.argmax())
     assert d.max() <= ulps, f"{name}({x[worst].item()!r}) = {got[worst].item()!r}, " \
                             f"want {exact[worst].item()!r}"
-    # Against CPU torch itself (its own float32 kernels are within 1 ulp).
+    # Against CPU torch itself (its own float32 kernels are within 1 ulp, but CPU_ATOL's).
     if name in CPU_DOMAIN:
         x, got = x[CPU_DOMAIN[name](x)], got[CPU_DOMAIN[name](x)]
-    assert _ulps(got, fn(x)).max() <= ulps + 1
+    if name in CPU_ATOL:
+        torch.testing.assert_close(got, fn(x), atol=CPU_ATOL[name], rtol=0, equal_nan=True)
+    else:
+        assert _ulps(got, fn(x)).max() <= ulps + 1
     # Signed zeros, infinities and NaNs exactly as torch has them.
     want = fn(x)
     assert torch.equal(got.isnan(), want.isnan())
@@ -166,7 +173,8 @@ def test_reduced_float(name, fn, ulps, dtype):
     got = fn(x.to(loom.device)).cpu()
     want = fn(x.float()).to(dtype)
     # The float32 result is rounded once more: one half/bfloat16 step apart at most.
-    torch.testing.assert_close(got, want, atol=0, rtol=torch.finfo(dtype).eps, equal_nan=True)
+    torch.testing.assert_close(got, want, atol=CPU_ATOL.get(name, 0),
+                               rtol=torch.finfo(dtype).eps, equal_nan=True)
 
 
 # Loom's own float64 functions (codegen/double_math_c.cpp and double_trig_c.cpp, NOTE
@@ -650,7 +658,8 @@ def test_gelu_error_is_absolute_as_on_the_cpu():
 
 
 def test_gelu_specials_and_backward():
-    s = _specials()
+    # A stepped view: the CPU's scalar formula (2.x's vectorized float gelu of +inf is NaN).
+    s = _specials().repeat_interleave(2)[::2]
     for approximate in ("none", "tanh"):
         want = torch.nn.functional.gelu(s, approximate=approximate)
         got = torch.nn.functional.gelu(s.to(loom.device), approximate=approximate).cpu()
