@@ -335,9 +335,12 @@ void histc_graph(const Tensor& x, int64_t bins, double lo, double hi, Tensor& hi
                                            : (x - left) / (right - left) * bins;
   Tensor pos = scaled.nan_to_num(0).clamp(0, double(bins)).to(at::kLong);
   pos = at::where(pos == bins, at::full_like(pos, bins - 1), pos);
-  // Counted in bfloat16, one element at a time, as the CPU's kernel counts: index_put_'s
-  // accumulation (scatter_add_ sums bfloat16 in float on torch 2.x).
-  hist.index_put_({pos}, inside.to(x.scalar_type()), /*accumulate=*/true);
+  // Counted exactly (in float32) and rounded once to bfloat16. The CPU counts in bfloat16,
+  // where 256 + 1 is 256: a bin stops at 256 (1.13) or at 256 per thread (2.x, so its
+  // counts past 256 depend on the thread count); below 257 the two agree.
+  Tensor counts = at::zeros({bins}, x.options().dtype(at::kFloat));
+  counts.index_put_({pos}, inside.to(at::kFloat), /*accumulate=*/true);
+  hist.copy_(counts);
 }
 
 Tensor& histc_into(const Tensor& self, int64_t bins, const c10::Scalar& min, const c10::Scalar& max,

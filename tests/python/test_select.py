@@ -278,6 +278,8 @@ def test_histc(dtype):
     same(lambda t: torch.histc(t, bins=4, min=0.5, max=0.5), torch.full((3,), 0.5, dtype=dtype))
     same(lambda t: torch.histc(t, bins=5, min=-2, max=2, out=torch.empty(0, dtype=dtype, device=t.device)), x)
     same(lambda t: torch.histc(t, bins=3), torch.empty(0, dtype=dtype))
+    if dtype == torch.bfloat16 and BF16_HISTC_SATURATES:
+        return  # bins past 256: test_histc_bfloat16_counts_past_256
     # Counted in chunks across threads (float32/float64): a transposed input, every bin
     # edge hit, NaN in the middle.
     big = torch.cat([torch.randn(120_000) * 3, torch.linspace(-1, 1, 20_001),
@@ -285,6 +287,31 @@ def test_histc(dtype):
     big = big[torch.randperm(big.numel(), generator=torch.Generator().manual_seed(0))]
     same(lambda t: torch.histc(t.view(200, -1).t(), bins=100, min=-1, max=1), big)
     same(lambda t: torch.histc(t[t == t], bins=37), big)
+
+
+# The CPU's histc counts bfloat16 input in bfloat16, where 256 + 1 is 256: a bin stops at 256
+# (1.13), or at 256 per thread (2.x). Loom counts exactly and rounds each count once.
+BF16_HISTC_SATURATES = torch.histc(torch.zeros(600, dtype=torch.bfloat16), bins=1, min=-1,
+                                   max=1).item() != 600
+
+
+@pytest.mark.skipif(not BF16_HISTC_SATURATES, reason="the CPU counts bfloat16 exactly")
+def test_histc_bfloat16_counts_past_256():
+    # The CPU's own bins (its bfloat16 position rule) for chunks of 256 values, whose
+    # counts it keeps exact, summed in float32: Loom's counts, rounded once.
+    big = torch.cat([torch.randn(120_000) * 3, torch.linspace(-1, 1, 20_001),
+                     torch.tensor([float("nan")] * 199)]).to(torch.bfloat16)
+    big = big[torch.randperm(big.numel(), generator=torch.Generator().manual_seed(0))]
+    finite = big[big == big]
+    lo, hi = finite.min().item(), finite.max().item()
+    for t, bins, lo, hi in ((big.view(200, -1).t(), 100, -1, 1), (finite, 37, lo, hi)):
+        parts = [torch.histc(c, bins, lo, hi).float() for c in t.reshape(-1).split(256)]
+        want = torch.stack(parts).sum(0)
+        assert want.max() > 256
+        got = torch.histc(t.to(D), bins, lo, hi).cpu()
+        torch.testing.assert_close(got, want.to(torch.bfloat16), rtol=0, atol=0)
+        if t is finite:  # min == max: the data's own range
+            torch.testing.assert_close(torch.histc(t.to(D), bins).cpu(), got, rtol=0, atol=0)
 
 
 def test_histc_errors():
