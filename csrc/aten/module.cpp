@@ -6,6 +6,7 @@
 // Storage.h relies on utils/pybind.h for c10 and TORCH_PYTHON_API.
 #include <torch/csrc/Storage.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -14,6 +15,7 @@
 
 #include "aten/tensor_util.h"
 #include "aten/torch_compat.h"
+#include "codegen/ops_c.h"
 #include "core/memory.h"
 #include "core/metrics.h"
 #include "core/fault.h"
@@ -134,6 +136,18 @@ PYBIND11_MODULE(_loom, m) {
     WarningHandlerGuard guard(&quiet);
     const at::Tensor i = at::scalar_tensor(c10::complex<double>(0, 1), at::kComplexDouble);
     loom::set_complex_to_bool_by_both_parts(i.to(at::kBool).item<bool>());
+  }
+  {
+    // Complex quotients as the running torch's c10::complex divides (its CPU kernels' scalar
+    // form, and CUDA's): 2.x scales (1 / 0 is inf), 1.13 does not (NaN). Magnitudes as its
+    // vectorized abs takes them: 1.13's squares overflow (|1e30 + 1e30i| is inf), 2.x's
+    // hypot does not.
+    loom::ComplexForms forms;
+    forms.scaled_division =
+        std::isinf((c10::complex<float>(1, 0) / c10::complex<float>(0, 0)).real());
+    const at::Tensor big = at::full({64}, c10::complex<float>(1e30f, 1e30f));
+    forms.hypot_abs = at::abs(big).isfinite().all().item<bool>();
+    loom::set_complex_forms(forms);
   }
   m.def(
       "sync",

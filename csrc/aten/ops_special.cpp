@@ -20,12 +20,10 @@ using V = std::vector<NodeRef>;
 using namespace expr;
 
 // log(exp(a) + exp(b)) and log2(2^a + 2^b): the larger plus the log of one plus the other's
-// share; equal infinities give themselves.
+// share; equal infinities give themselves. Complex operands (torch 2.x's CPU takes them for
+// logaddexp) shift by the larger real part, with infinities of their own (Op::LogAddExp).
 NodeRef log_add_exp(const NodeRef& a, const NodeRef& b, bool base2) {
-  // torch 2.x's CPU takes complex operands; their formula (a shift by the larger real part,
-  // with its own infinities) is not Loom's yet.
-  TORCH_CHECK_NOT_IMPLEMENTED(!is_complex(a->dtype), base2 ? "logaddexp2" : "logaddexp",
-                              " of complex tensors has no Loom kernel");
+  if (is_complex(a->dtype) && !base2) return binary(Op::LogAddExp, a, b);
   NodeRef share = -abs(a - b);
   NodeRef r = max(a, b) + (base2 ? unary(Op::Log2, 1.0 + unary(Op::Exp2, share))
                                  : log(1.0 + exp(share)));

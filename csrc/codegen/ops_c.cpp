@@ -1,5 +1,6 @@
 #include "codegen/ops_c.h"
 
+#include <atomic>
 #include <cmath>
 #include <stdexcept>
 
@@ -99,6 +100,17 @@ static inline int64_t loom_d2l(double x) { return x >= -0x1p63 && x < 0x1p63 ? (
   static inline T _Complex loom_cdiv##s(T _Complex x, T _Complex y) { \
     T a = __real__ x, b = __imag__ x, c = __real__ y, d = __imag__ y, n = c * c + d * d; \
     return __builtin_complex((a * c + b * d) / n, (b * c - a * d) / n); } \
+  /* torch 2.x's c10::complex quotient (numpy's): scaled by the larger part of y; 0 / 0 */ \
+  /* divides part by part */ \
+  static inline T _Complex loom_cdivs##s(T _Complex x, T _Complex y) { \
+    T a = __real__ x, b = __imag__ x, c = __real__ y, d = __imag__ y; \
+    T ac = fabs##s(c), ad = fabs##s(d); \
+    if (ac >= ad) { \
+      if (ac == 0 && ad == 0) return __builtin_complex(a / ac, b / ad); \
+      T rat = d / c, scl = 1 / (c + d * rat); \
+      return __builtin_complex((a + b * rat) * scl, (b - a * rat) * scl); } \
+    T rat = c / d, scl = 1 / (d + c * rat); \
+    return __builtin_complex((a * rat + b) * scl, (b * rat - a) * scl); } \
   static inline T _Complex loom_crecip##s(T _Complex y) { \
     T c = __real__ y, d = __imag__ y, n = c * c + d * d; return __builtin_complex(c / n, -d / n); } \
   static inline T loom_cabs##s(T _Complex x) { T a = __real__ x, b = __imag__ x; return sqrt##s(a * a + b * b); } \
@@ -106,6 +118,10 @@ static inline int64_t loom_d2l(double x) { return x >= -0x1p63 && x < 0x1p63 ? (
     T e = exp##s(__real__ x); return __builtin_complex(e * cos##s(__imag__ x), e * sin##s(__imag__ x)); } \
   static inline T _Complex loom_csgn##s(T _Complex x) { \
     T r = loom_cabs##s(x); return r == 0 ? 0 : __builtin_complex(__real__ x / r, __imag__ x / r); } \
+  /* torch 2.x's |z| and z / |z|: hypot, no overflow or underflow in the squares */ \
+  static inline T loom_chypot##s(T _Complex x) { return hypot##s(__real__ x, __imag__ x); } \
+  static inline T _Complex loom_csgnh##s(T _Complex x) { \
+    T r = loom_chypot##s(x); return r == 0 ? 0 : __builtin_complex(__real__ x / r, __imag__ x / r); } \
   /* exp(z) - 1 with the real part as expm1(x) cos(y) - 2 sin(y / 2)^2 */ \
   static inline T _Complex loom_cexpm1##s(T _Complex z) { \
     T x = __real__ z, y = __imag__ z, h = sin##s(y / 2); \
@@ -115,7 +131,21 @@ static inline int64_t loom_d2l(double x) { return x >= -0x1p63 && x < 0x1p63 ? (
     T _Complex u = z + 1; if (u == 1) return z; \
     T _Complex l = __builtin_clog##s(u); if (u - 1 == z) return l; \
     return loom_cmul##s(l, loom_cdiv##s(z, u - 1)); }
+/* torch 2.x's logaddexp of complex operands (its scalar _log_add_exp_helper): the one
+   with the smaller real part, shifted by the other; NaN in either gives NaN; equal infinite
+   real parts give the smaller (-inf) or log(exp(x) + exp(y)) (+inf), with C's cexp. */
+#define LOOM_COMPLEX_LAE(T, s) \
+  static inline T _Complex loom_clae##s(T _Complex x, T _Complex y) { \
+    T _Complex lo = y, hi = x; \
+    if (y != y) lo = hi = y; \
+    else if (x != x) lo = hi = x; \
+    else if (__real__ x < __real__ y) { lo = x; hi = y; } \
+    if (lo != lo) return __builtin_complex(__builtin_nan##s(""), __builtin_nan##s("")); \
+    if (!isfinite(__real__ lo) && __real__ lo == __real__ hi) \
+      return __real__ lo < 0 ? lo : __builtin_clog##s(__builtin_cexp##s(lo) + __builtin_cexp##s(hi)); \
+    return loom_clog1p##s(__builtin_cexp##s(lo - hi)) + hi; }
 LOOM_COMPLEX(float, f) LOOM_COMPLEX(double, )
+LOOM_COMPLEX_LAE(float, f) LOOM_COMPLEX_LAE(double, )
 typedef _Complex _Float16 loom_chalf;
 static inline float _Complex loom_rch(float _Complex z) { return (float _Complex)(loom_chalf)z; }
 static inline void loom_fault(int64_t* f, int64_t check, int64_t value) {
@@ -203,7 +233,7 @@ LOOM_LIBM1(sinh) LOOM_LIBM1(cosh) LOOM_LIBM1(tanh) LOOM_LIBM1(erf) LOOM_LIBM1(fl
 LOOM_LIBM1(ceil) LOOM_LIBM1(nearbyint) LOOM_LIBM1(trunc) LOOM_LIBM1(round) LOOM_LIBM1(rint)
 LOOM_LIBM2(fmod) LOOM_LIBM2(pow) LOOM_LIBM2(atan2) LOOM_LIBM2(copysign) LOOM_LIBM2(fmin)
 LOOM_LIBM2(fmax) LOOM_LIBM1(acosh) LOOM_LIBM1(asinh) LOOM_LIBM1(atanh) LOOM_LIBM1(erfc)
-LOOM_LIBM2(nextafter)
+LOOM_LIBM2(nextafter) LOOM_LIBM2(hypot)
 )";
 }
 
@@ -281,6 +311,18 @@ std::string int_helper(const char* name, DType t) {
   return std::string("loom_") + name + "_" + storage_ctype(t);
 }
 
+std::atomic<bool> scaled_division{false}, hypot_abs{false};
+
+}  // namespace
+
+void set_complex_forms(ComplexForms forms) {
+  scaled_division.store(forms.scaled_division);
+  hypot_abs.store(forms.hypot_abs);
+}
+ComplexForms complex_forms() { return {scaled_division.load(), hypot_abs.load()}; }
+
+namespace {
+
 // A <complex.h> function as its GCC builtin (no header needed), or a prelude helper.
 std::string cfn(const char* name, DType t) {
   return std::string("__builtin_") + name + (t != DType::Complex128 ? "f" : "");
@@ -305,7 +347,7 @@ std::string c_complex_op(Op op, DType in, const std::vector<std::string>& a) {
   };
   switch (op) {
     case Op::Neg: return "-" + x(0);
-    case Op::Abs: return call(chelper("cabs", in), 1);
+    case Op::Abs: return call(chelper(complex_forms().hypot_abs ? "chypot" : "cabs", in), 1);
     case Op::Real: return call(cfn("creal", in), 1);
     case Op::Imag: return call(cfn("cimag", in), 1);
     case Op::Conj: return call(cfn("conj", in), 1);
@@ -336,7 +378,8 @@ std::string c_complex_op(Op op, DType in, const std::vector<std::string>& a) {
     case Op::Sigmoid:
       return chelper("crecip", in) + "(1 + " + chelper("cexp", in) + "(-" + x(0) + "))";
     case Op::Reciprocal: return call(chelper("crecip", in), 1);
-    case Op::Sign: return call(chelper("csgn", in), 1);  // sgn: z / |z|
+    case Op::Sign:  // sgn: z / |z|
+      return call(chelper(complex_forms().hypot_abs ? "csgnh" : "csgn", in), 1);
     case Op::IsNan: return "(" + x(0) + " != " + x(0) + ")";
     case Op::IsInf:
       return "(isinf(" + cfn("creal", in) + x(0) + ") || isinf(" + cfn("cimag", in) + x(0) + "))";
@@ -347,8 +390,9 @@ std::string c_complex_op(Op op, DType in, const std::vector<std::string>& a) {
     case Op::Add: return x(0) + " + " + x(1);
     case Op::Sub: return x(0) + " - " + x(1);
     case Op::Mul: return call(chelper("cmul", in), 2);
-    case Op::Div: return call(chelper("cdiv", in), 2);
+    case Op::Div: return call(chelper(complex_forms().scaled_division ? "cdivs" : "cdiv", in), 2);
     case Op::Pow: return call(cfn("cpow", in), 2);
+    case Op::LogAddExp: return call(chelper("clae", in), 2);
     case Op::Eq: return x(0) + " == " + x(1);
     case Op::Ne: return x(0) + " != " + x(1);
     case Op::LogicalAnd: return "(" + x(0) + " != 0) && (" + x(1) + " != 0)";

@@ -45,6 +45,18 @@ std::string c_bessel(int kind, DType t, const std::string& x);
 // Q(a, x) when `upper`, computed in double, in float type `t`.
 const char* c_igamma_prelude();
 std::string c_igamma(int upper, DType t, const std::string& a, const std::string& x);
+// How the running torch's CPU kernels divide complex numbers and take their magnitudes (the
+// binding sets it; defaults: torch 1.13's vectorized forms).
+struct ComplexForms {
+  // torch 2.x's c10::complex quotient (numpy's, scaled by the larger part of the divisor: no
+  // overflow in c^2 + d^2; x / 0 is inf or NaN part by part), or 1.13's plain
+  // (ac + bd, bc - ad) / (c^2 + d^2).
+  bool scaled_division = false;
+  // |z| (and sgn's z / |z|) as hypot (2.x) or as sqrt(a^2 + b^2) (1.13's vectorized abs).
+  bool hypot_abs = false;
+};
+void set_complex_forms(ComplexForms forms);
+ComplexForms complex_forms();
 // Expression for `op` on arguments of compute dtype `in`, giving dtype `out`.
 std::string c_op(Op op, DType in, DType out, const std::vector<std::string>& a);
 // sin, cos or tan of a float (compute dtype `in`): its function's _k form, whose argument

@@ -52,7 +52,7 @@ namespace loom {
   X(BitAnd, 2, Binary) X(BitOr, 2, Binary) X(BitXor, 2, Binary) X(Shl, 2, Binary)    \
   X(Shr, 2, Binary) X(Complex, 2, Binary) X(Zeta, 2, Binary)                         \
   X(CopySign, 2, Binary) X(NextAfter, 2, Binary) X(Gcd, 2, Binary)                  \
-  X(Polynomial, 2, Binary) X(Igamma, 2, Binary)                                      \
+  X(Polynomial, 2, Binary) X(Igamma, 2, Binary) X(LogAddExp, 2, Binary)              \
   X(Where, 3, Ternary) X(MulAdd, 3, Ternary)                                         \
   X(Reduce, 1, Reduce) X(Scan, 1, Scan)
 
