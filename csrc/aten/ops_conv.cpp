@@ -6,10 +6,12 @@
 // extern calls of ops_linalg.cpp, batched over (sample, group); the input gradient adds
 // patch gradients back with a gather or a scatter. Transposed convolution swaps the
 // forward and input-gradient paths.
+#include <ATen/Parallel.h>
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
 
 #include "aten/op_util.h"
+#include "aten/torch_compat.h"
 #include "core/extern.h"
 #include "runtime/conv.h"
 
@@ -209,19 +211,117 @@ void library_conv_into(LibraryConv kind, const ConvGeometry& g, std::vector<Node
   assign_result(out, make_node(Op::Load, DType::Float32, target.sizes, {flat}, target));
 }
 
-// NOTE [Convolution memory format]: as on the CPU, a 2-d convolution whose input or weight
-// is channels-last gives channels-last results (output, input and weight gradients); other
-// convolutions, transposed ones included, give contiguous results.
-at::MemoryFormat result_format(const Tensor& input, const Tensor& weight, bool transposed) {
+// NOTE [Convolution memory format]: results (output, input and weight gradients) are laid
+// out as the CPU's convolution backend lays out its own. torch 1.13: channels-last for a 2-d
+// convolution, not transposed, whose input or weight is channels-last. torch 2.x: its slow 2-d
+// backends and its oneDNN one all keep a channels-last input's or weight's layout, transposed
+// or not; for 3-d only oneDNN keeps channels-last-3d, and which backend runs depends on the
+// dtype and on use_mkldnn's size heuristics (cpu_convolves_with_onednn). A backend without
+// such a rule (NNPACK) gives contiguous results.
+struct ConvCall {
+  const Tensor& input;
+  const Tensor& weight;
+  bool transposed;
+  IntArrayRef stride, dilation, output_padding;
+  int64_t groups;
+};
+
+#if LOOM_TORCH_AT_LEAST(2, 0)
+// Whether the running torch's CPU computes convolutions of a reduced float with oneDNN (its
+// bf16/fp16 device checks: the machine's instructions): one tiny channels-last-3d convolution
+// decides, once per dtype.
+bool cpu_onednn_computes(c10::ScalarType st) {
+  auto probe = [](c10::ScalarType t) {
+    try {
+      Tensor x = at::zeros({1, 2, 2, 2, 2}, at::TensorOptions().dtype(t))
+                     .contiguous(at::MemoryFormat::ChannelsLast3d);
+      Tensor w = at::zeros({2, 2, 1, 1, 1}, at::TensorOptions().dtype(t));
+      Tensor y = at::convolution(x, w, {}, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}, false, {0, 0, 0}, 1);
+      return !y.is_contiguous() && y.is_contiguous(at::MemoryFormat::ChannelsLast3d);
+    } catch (const c10::Error&) {
+      return false;
+    }
+  };
+  static const bool bf16 = probe(at::kBFloat16), half = probe(at::kHalf);
+  return st == at::kBFloat16 ? bf16 : st == at::kHalf && half;
+}
+
+bool any_of(const std::vector<int64_t>& v, bool (*pred)(int64_t)) {
+  return std::any_of(v.begin(), v.end(), pred);
+}
+
+// torch 2.x's ConvParams::use_mkldnn for a CPU convolution of these operands.
+bool cpu_convolves_with_onednn(const ConvCall& c) {
+  if (!at::globalContext().userEnabledMkldnn()) return false;
+  const int64_t d = c.input.dim() - 2;
+  auto s = expand_param(c.stride, d, "stride"), dl = expand_param(c.dilation, d, "dilation");
+  if (c.transposed) {
+    auto op = expand_param(c.output_padding, d, "output_padding");
+    for (int64_t i = 0; i < d; ++i)
+      if (op[size_t(i)] >= s[size_t(i)]) return false;  // output padding past the stride
+  }
+  const c10::ScalarType st = c.input.scalar_type();
+  if (st == at::kBFloat16 || st == at::kHalf) return cpu_onednn_computes(st);
+  if (st != at::kFloat) return false;
+  const int64_t n = c.input.size(0), kw = c.weight.size(-1), kh = c.weight.size(-2);
+  const bool strided = any_of(s, [](int64_t v) { return v != 1; });
+  const bool dilated = any_of(dl, [](int64_t v) { return v != 1; });
+  // 1x1 kernels of small batches on one thread go to the slow backend; so do small inputs.
+  const bool not_1x1_alone =
+      strided || dilated || n >= 16 || kw != 1 || kh != 1 || at::get_num_threads() > 1;
+  const bool big_enough = c.groups > 1 || (kw > 3 && kh > 3) || n > 1 ||
+                          n * c.input.size(1) * c.input.size(2) * c.input.size(3) > 20480;
+  return not_1x1_alone && big_enough;
+}
+
+// torch 2.x's ConvParams::use_nnpack (float32 2-d forward only, where the build has NNPACK).
+bool cpu_convolves_with_nnpack(const ConvCall& c) {
+  const int64_t d = c.input.dim() - 2;
+  auto dl = expand_param(c.dilation, d, "dilation");
+  const bool need_backward = at::GradMode::is_enabled() &&
+                             (c.input.requires_grad() || c.weight.requires_grad());
+  return !need_backward && at::globalContext().userEnabledNNPACK() && at::_nnpack_available() &&
+         c.input.scalar_type() == at::kFloat && d == 2 && !c.transposed &&
+         !any_of(dl, [](int64_t v) { return v != 1; }) && c.weight.size(2) < 17 &&
+         c.weight.size(3) < 17 && c.input.size(0) >= 16;
+}
+#endif
+
+at::MemoryFormat result_format(const ConvCall& c) {
   const auto cl = at::MemoryFormat::ChannelsLast;
-  bool last = input.dim() == 4 && !transposed &&
-              (input.suggest_memory_format() == cl || weight.suggest_memory_format() == cl);
-  return last ? cl : at::MemoryFormat::Contiguous;
+  auto either = [&](at::MemoryFormat f) {
+    return c.input.suggest_memory_format() == f || c.weight.suggest_memory_format() == f;
+  };
+#if LOOM_TORCH_AT_LEAST(2, 0)
+  if (c.input.dim() == 4 && either(cl)) {
+    const bool nnpack = !cpu_convolves_with_onednn(c) && cpu_convolves_with_nnpack(c);
+    return nnpack ? at::MemoryFormat::Contiguous : cl;
+  }
+  const auto cl3 = at::MemoryFormat::ChannelsLast3d;
+  if (c.input.dim() == 5 && either(cl3) && cpu_convolves_with_onednn(c)) return cl3;
+  return at::MemoryFormat::Contiguous;
+#else
+  return c.input.dim() == 4 && !c.transposed && either(cl) ? cl : at::MemoryFormat::Contiguous;
+#endif
+}
+
+// The strides the CPU gives a result of format f, size-1 dims included.
+std::vector<int64_t> format_strides(c10::IntArrayRef sizes, at::MemoryFormat f) {
+  if (f == at::MemoryFormat::ChannelsLast) return c10::get_channels_last_strides_2d(sizes);
+  if (f == at::MemoryFormat::ChannelsLast3d) return c10::get_channels_last_strides_3d(sizes);
+  const auto strides = c10::contiguous_strides(sizes);
+  return {strides.begin(), strides.end()};
 }
 
 Tensor empty_in(c10::IntArrayRef sizes, c10::ScalarType dtype, at::MemoryFormat f) {
-  if (f == at::MemoryFormat::Contiguous) return empty_loom(sizes, dtype);
-  return empty_loom(sizes, c10::get_channels_last_strides_2d(sizes), dtype);
+  return empty_loom(sizes, format_strides(sizes, f), dtype);
+}
+
+// t laid out in format f with exactly the CPU's strides (a copy where they differ, if only in
+// a size-1 dim: .contiguous(f) keeps those).
+Tensor in_format(const Tensor& t, at::MemoryFormat f) {
+  if (t.strides() == c10::IntArrayRef(format_strides(t.sizes(), f))) return t;
+  return empty_in(t.sizes(), t.scalar_type(), f).copy_(t);
 }
 
 // y = conv(x, w) (+ bias): (N, OC, O...).
@@ -238,7 +338,7 @@ Tensor conv_forward(const Tensor& input, const Tensor& weight, const c10::option
   Tensor cols = columns(input, g);
   Tensor wm = weight_matrix(weight, g);
   Tensor out = empty_loom(with({g.n, g.oc}, g.out), input.scalar_type());
-  if (out.numel() == 0) return out.contiguous(format);
+  if (out.numel() == 0) return in_format(out, format);
   EngineLock lock(engine_mutex());
   DType t = to_loom(input.scalar_type());
   NodeRef y = product(with_leading_one(read_tensor(wm)), read_tensor(cols), t);  // (N, G, OCg, O)
@@ -247,7 +347,7 @@ Tensor conv_forward(const Tensor& input, const Tensor& weight, const c10::option
   if (bias.has_value() && bias->defined())
     y = binary(Op::Add, y, operand(bias->view({1, g.groups, g.ocg(), 1}), shape_of(target.sizes()), t));
   assign(target, y);
-  return out.contiguous(format);
+  return in_format(out, format);
 }
 
 // NOTE [Input gradient as a gather]: the input gradient of a convolution adds each patch
@@ -324,7 +424,7 @@ Tensor conv_input_grad(const Tensor& grad_out, const Tensor& weight, const ConvG
     return grad_in;
   }
   if (grad_out.numel() > 0 && weight.numel() > 0 && gather_input_grad(g, to_loom(dtype)))
-    return conv_input_grad_gather(grad_out, weight, g, dtype).contiguous(format);
+    return in_format(conv_input_grad_gather(grad_out, weight, g, dtype), format);
   Shape padded_shape{g.n, g.c};
   for (int64_t i = 0; i < g.spatial; ++i) padded_shape.push_back(g.in[size_t(i)] + 2 * g.padding[size_t(i)]);
   Tensor grad_padded = at::zeros(padded_shape, grad_out.options().dtype(dtype));
@@ -345,7 +445,7 @@ Tensor conv_input_grad(const Tensor& grad_out, const Tensor& weight, const ConvG
   Tensor grad_in = grad_padded;
   for (int64_t i = 0; i < g.spatial; ++i)
     grad_in = grad_in.narrow(2 + i, g.padding[size_t(i)], g.in[size_t(i)]);
-  return grad_in.contiguous(format);
+  return in_format(grad_in, format);
 }
 
 // dL/dw of conv: sum over samples of dy @ cols^T.
@@ -358,7 +458,7 @@ Tensor conv_weight_grad(const Tensor& grad_out, const Tensor& input, const Tenso
     return gw;
   }
   Tensor gw = empty_loom(weight.sizes(), weight.scalar_type());
-  if (gw.numel() == 0) return gw.contiguous(format);
+  if (gw.numel() == 0) return in_format(gw, format);
   Tensor cols = columns(input, g);
   Tensor gy = grad_out.reshape({g.n, g.groups, g.ocg(), g.out_numel()});
   EngineLock lock(engine_mutex());
@@ -369,7 +469,7 @@ Tensor conv_weight_grad(const Tensor& grad_out, const Tensor& input, const Tenso
   Shape gshape{g.groups, g.ocg(), g.cg() * g.kernel_numel()};
   sum = reindex(sum, gshape, IndexMap{{0, 0, 0, 0}, {1, 2, 3}, {1, 1, 1}});
   assign(gw.view(gshape), cast(sum, t));
-  return gw.contiguous(format);
+  return in_format(gw, format);
 }
 
 // Rows a transposed convolution's output_padding adds past a multiple of its stride: the
@@ -393,9 +493,11 @@ Tensor convolution(const Tensor& input, const Tensor& weight, const c10::optiona
                    IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool transposed,
                    IntArrayRef output_padding, int64_t groups) {
   check_operands("convolution", {input, weight});
+  const at::MemoryFormat format =
+      result_format({input, weight, transposed, stride, dilation, output_padding, groups});
   if (!transposed)
     return conv_forward(input, weight, bias, geometry(input, weight, stride, padding, dilation, groups),
-                        result_format(input, weight, false));
+                        format);
   // A transposed convolution is the input gradient of the convolution it transposes:
   // weight (C_in, OC/G, K...) maps OC channels to C_in, and the output size solves it.
   const int64_t d = input.dim() - 2;
@@ -410,7 +512,7 @@ Tensor convolution(const Tensor& input, const Tensor& weight, const c10::optiona
   Tensor x = pad_end(input, extra_rows(output_padding, stride, d));
   TORCH_CHECK(g.out == std::vector<int64_t>(x.sizes().begin() + 2, x.sizes().end()),
               "convolution_overrideable: transposed output size does not invert the convolution");
-  Tensor out = conv_input_grad(x, weight, g, input.scalar_type(), at::MemoryFormat::Contiguous);
+  Tensor out = conv_input_grad(x, weight, g, input.scalar_type(), format);
   if (bias.has_value() && bias->defined()) {
     Shape bshape(size_t(out.dim()), 1);
     bshape[1] = bias->size(0);
@@ -425,21 +527,21 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward(
     int64_t groups, std::array<bool, 3> mask) {
   check_operands("convolution_backward", {grad_out, input, weight});
   Tensor gi, gw, gb;
+  const at::MemoryFormat f =
+      result_format({input, weight, transposed, stride, dilation, output_padding, groups});
   if (!transposed) {
     ConvGeometry g = geometry(input, weight, stride, padding, dilation, groups);
-    const at::MemoryFormat f = result_format(input, weight, false);
     if (mask[0]) gi = conv_input_grad(grad_out, weight, g, input.scalar_type(), f);
     if (mask[1]) gw = conv_weight_grad(grad_out, input, weight, g, f);
   } else {
     // y = conv_T(x, w) means x-shaped = conv(y-shaped, w): roles of input and grad swap.
     // Rows that output_padding adds past the stride pair with zero input rows.
     ConvGeometry g = geometry(grad_out, weight, stride, padding, dilation, groups);
-    const at::MemoryFormat f = at::MemoryFormat::Contiguous;
     const auto extra = extra_rows(output_padding, stride, input.dim() - 2);
     if (mask[0]) {
       gi = conv_forward(grad_out, weight, c10::nullopt, g, f);
       for (int64_t i = 2; i < input.dim(); ++i) gi = gi.narrow(i, 0, input.size(i));
-      if (!gi.is_contiguous()) gi = gi.contiguous();
+      gi = in_format(gi, f);
     }
     if (mask[1]) gw = conv_weight_grad(pad_end(input, extra), grad_out, weight, g, f);
   }
