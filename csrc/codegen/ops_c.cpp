@@ -345,6 +345,11 @@ std::string c_complex_op(Op op, DType in, const std::vector<std::string>& a) {
     return "(" + cfn("clog", in) + x(0) + " / " +
            c_literal(Scalar::of_float(std::log(b)), real_part_dtype(in)) + ")";
   };
+  // 1 / z: a quotient as Op::Div takes it (2.x's scalar forms divide 1 by z).
+  auto recip = [&](const std::string& z) {
+    if (complex_forms().scaled_division) return chelper("cdivs", in) + "(1, " + z + ")";
+    return chelper("crecip", in) + "(" + z + ")";
+  };
   switch (op) {
     case Op::Neg: return "-" + x(0);
     case Op::Abs: return call(chelper(complex_forms().hypot_abs ? "chypot" : "cabs", in), 1);
@@ -362,7 +367,7 @@ std::string c_complex_op(Op op, DType in, const std::vector<std::string>& a) {
     case Op::Log2: return log_base(2);
     case Op::Log10: return log_base(10);
     case Op::Sqrt: return call(cfn("csqrt", in), 1);
-    case Op::Rsqrt: return chelper("crecip", in) + "(" + cfn("csqrt", in) + x(0) + ")";
+    case Op::Rsqrt: return recip(cfn("csqrt", in) + x(0));
     case Op::Sin: return call(cfn("csin", in), 1);
     case Op::Cos: return call(cfn("ccos", in), 1);
     case Op::Tan: return call(cfn("ctan", in), 1);
@@ -375,9 +380,8 @@ std::string c_complex_op(Op op, DType in, const std::vector<std::string>& a) {
     case Op::Sinh: return call(cfn("csinh", in), 1);
     case Op::Cosh: return call(cfn("ccosh", in), 1);
     case Op::Tanh: return call(cfn("ctanh", in), 1);
-    case Op::Sigmoid:
-      return chelper("crecip", in) + "(1 + " + chelper("cexp", in) + "(-" + x(0) + "))";
-    case Op::Reciprocal: return call(chelper("crecip", in), 1);
+    case Op::Sigmoid: return recip("(1 + " + chelper("cexp", in) + "(-" + x(0) + "))");
+    case Op::Reciprocal: return recip(a[0]);
     case Op::Sign:  // sgn: z / |z|
       return call(chelper(complex_forms().hypot_abs ? "csgnh" : "csgn", in), 1);
     case Op::IsNan: return "(" + x(0) + " != " + x(0) + ")";

@@ -50,7 +50,7 @@ std::string c_igamma(int upper, DType t, const std::string& a, const std::string
 struct ComplexForms {
   // torch 2.x's c10::complex quotient (numpy's, scaled by the larger part of the divisor: no
   // overflow in c^2 + d^2; x / 0 is inf or NaN part by part), or 1.13's plain
-  // (ac + bd, bc - ad) / (c^2 + d^2).
+  // (ac + bd, bc - ad) / (c^2 + d^2); 1 / z too (reciprocal, rsqrt, sigmoid).
   bool scaled_division = false;
   // |z| (and sgn's z / |z|) as hypot (2.x) or as sqrt(a^2 + b^2) (1.13's vectorized abs).
   bool hypot_abs = false;
