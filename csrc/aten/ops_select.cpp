@@ -29,8 +29,12 @@ using at::Tensor;
 template <bool kMax>
 void cum_extreme(const Tensor& self, Tensor& values, Tensor& indices, int64_t dim) {
   check_operands(kMax ? "cummax" : "cummin", {self, values, indices});
-  check_kernel_dtype(kMax ? "cummax_cpu" : "cummin_cpu", self.scalar_type(),
-                     kFloat | kIntegral | kBool);
+  static const CpuVerdicts verdicts;  // 2.x's CPU takes float16 too
+  verdicts.check(self.scalar_type(), [&] {
+    const Tensor p = probe_operand(self.scalar_type());
+    if (kMax) at::cummax(p, 0);
+    else at::cummin(p, 0);
+  });
   dim = c10::maybe_wrap_dim(dim, self.dim());
   EngineLock g(engine_mutex());
   if (self.dim() == 0 || self.numel() == 0) {
@@ -324,7 +328,8 @@ NodeRef histc_counts(const Tensor& x, int64_t bins, double lo, double hi) {
   return extern_call(call, {read_tensor(x)})[0];
 }
 
-// bfloat16 rounds each step of the position: the same steps as a scatter-add of the graph.
+// bfloat16 and float16 round each step of the position: the same steps as a scatter-add of
+// the graph.
 void histc_graph(const Tensor& x, int64_t bins, double lo, double hi, Tensor& hist) {
   hist.zero_();
   Tensor left = at::scalar_tensor(lo, x.options()), right = at::scalar_tensor(hi, x.options());
@@ -360,10 +365,11 @@ Tensor& histc_into(const Tensor& self, int64_t bins, const c10::Scalar& min, con
   TORCH_CHECK(!(std::isinf(lo) || std::isinf(hi) || std::isnan(lo) || std::isnan(hi)),
               "torch.histc: range of [", lo, ", ", hi, "] is not finite");
   TORCH_CHECK(lo < hi, "torch.histc: max must be larger than min");
-  check_kernel_dtype("histogram_cpu", self.scalar_type(), kFloat);
+  static const CpuVerdicts verdicts;  // 2.x's CPU takes float16 too
+  verdicts.check(self.scalar_type(), [&] { at::histc(probe_operand(self.scalar_type()), 1, 0, 2); });
   if (self.numel() == 0) return hist.zero_();
   Tensor x = self.reshape({-1});
-  if (self.scalar_type() == at::kBFloat16) {
+  if (self.scalar_type() == at::kBFloat16 || self.scalar_type() == at::kHalf) {
     histc_graph(x, bins, lo, hi, hist);
     return hist;
   }

@@ -52,8 +52,9 @@ at::Tensor& pointwise_into(at::Tensor& dst, const std::vector<at::Tensor>& input
 }
 
 // Which dtypes the CPU's kernel for an op has code for (check_kernel_dtype); NOTE [Dtypes
-// of the running torch] is the way for pointwise ops, these tables (torch 1.13's, unchanged
-// in 2.6) remain for the others (glu, prelu, cummax, median, histogram, segment_reduce).
+// of the running torch] is the way for pointwise ops and for most others (one CPU call per
+// dtype); these tables (torch 1.13's, unchanged in 2.6) remain for prelu (1.13's kernel
+// name) and segment_reduce.
 enum Kinds : unsigned {
   kFloat = 1, kHalf = 2, kIntegral = 4, kBool = 8, kComplex = 16,
   kNoBFloat16 = 32  // with kFloat: float and double only
