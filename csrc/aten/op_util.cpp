@@ -212,6 +212,14 @@ NodeRef int_const(int64_t v, const Shape& shape) {
 // with the window position, so the highest score is the CPU's element, and the reduction
 // is a plain integer max of selects, in 32 bits where 3P fits: channels-last 16x64x32x32,
 // 3x3 stride 2 windows with indices, 0.45 -> 0.1x ms.
+double lowest_value(c10::ScalarType t) {
+  if (at::isFloatingType(t)) return -std::numeric_limits<double>::infinity();
+  double v = 0;
+  AT_DISPATCH_INTEGRAL_TYPES_AND(at::kBool, t, "lowest_value",
+                                 [&] { v = double(std::numeric_limits<scalar_t>::lowest()); });
+  return v;
+}
+
 NodeRef pooling_index(const NodeRef& window, const NodeRef& valid, const NodeRef& flat,
                       const NodeRef& max, const std::vector<int>& axes, int64_t plane,
                       const std::function<NodeRef(const NodeRef&)>& drop) {

@@ -92,6 +92,9 @@ inline DType acc_of(DType t) { return is_reduced_float(t) ? DType::Float32 : t; 
 inline NodeRef scalar(double v, DType t, const Shape& s) {
   return constant(Scalar::of_float(v), t, s);
 }
+// The smallest value of dtype t, a maximum's identity: -inf for floats, the least integer
+// (exact in a double: at most 2^63 in magnitude) for integers, false for bool.
+double lowest_value(c10::ScalarType t);
 
 }  // namespace loom::aten
 

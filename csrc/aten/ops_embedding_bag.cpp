@@ -49,6 +49,19 @@ Bags read_bags(const Tensor& offsets, int64_t n, bool include_last_offset) {
   return b;
 }
 
+// Whether the running torch's CPU sums bags of rows of dtype t on its fast path, which
+// leaves offset2bag empty (float and float16; 2.x: bfloat16 too): one sum decides.
+bool cpu_sums_fast(c10::ScalarType t) {
+  static std::array<std::atomic<int>, size_t(c10::ScalarType::NumOptions)> known{};
+  std::atomic<int>& k = known[size_t(t)];
+  if (k.load() == 0) {
+    const Tensor i = at::zeros({1}, at::kLong);
+    auto r = at::_embedding_bag(at::ones({1, 1}, at::TensorOptions().dtype(t)), i, i);
+    k.store(std::get<1>(r).numel() == 0 ? 1 : 2);
+  }
+  return k.load() == 1;
+}
+
 void check_arguments(const Tensor& weight, const Tensor& indices, const Tensor& offsets,
                      int64_t mode, const OptTensor& psw, bool include_last_offset) {
   at::TensorArg indices_arg(indices, "indices", 1), offsets_arg(offsets, "offsets", 1),
@@ -56,7 +69,12 @@ void check_arguments(const Tensor& weight, const Tensor& indices, const Tensor& 
   at::checkScalarTypes("embedding_bag", indices_arg, {at::kLong, at::kInt});
   at::checkScalarTypes("embedding_bag", offsets_arg, {at::kLong, at::kInt});
   at::checkSameType("embedding_bag", indices_arg, offsets_arg);
-  at::checkScalarTypes("embedding_bag", weight_arg, {at::kHalf, at::kFloat, at::kDouble});
+  // The weight dtypes the running torch's CPU takes (2.x: bfloat16 too).
+  static const CpuVerdicts verdicts;
+  verdicts.check(weight.scalar_type(), [&] {
+    const Tensor i = at::zeros({1}, at::kLong);
+    at::_embedding_bag(at::ones({1, 1}, weight.options().device(at::kCPU)), i, i);
+  });
   if (offsets.numel() > 0) {
     Tensor ends = offsets.narrow(0, 0, 1).cpu(), last = offsets.narrow(0, offsets.size(0) - 1, 1).cpu();
     TORCH_CHECK(ends.item<int64_t>() == 0, "offsets[0] has to be 0, i.e., the first sequence "
@@ -179,8 +197,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> embedding_bag_impl(
   const auto it = offsets.scalar_type();
   Tensor out = empty_loom({b.count, d}, weight.scalar_type());
   // The CPU's sum of float rows without padding (its fast path) leaves offset2bag empty.
-  const bool fast_sum = mode == kSum && padding_idx < 0 &&
-                        (weight.scalar_type() == at::kFloat || weight.scalar_type() == at::kHalf) &&
+  const bool fast_sum = mode == kSum && padding_idx < 0 && cpu_sums_fast(weight.scalar_type()) &&
                         weight.stride(1) == 1 && (!has(psw) || psw->stride(0) == 1);
   Tensor offset2bag = fast_sum ? empty_loom({0}, it) : loom_tensor_of(b.bag_of, {n}, it);
   const bool sized = requires_grad || mode != kSum;
@@ -268,8 +285,12 @@ Tensor embedding_bag_dense_backward(const Tensor& grad_, const Tensor& indices,
                                     bool scale_grad_by_freq, int64_t mode, const OptTensor& psw,
                                     int64_t padding_idx) {
   check_operands("_embedding_bag_dense_backward", {grad_, indices, offset2bag, bag_size});
-  at::checkScalarTypes("embedding_bag", at::TensorArg(grad_, "grad_", 1),
-                       {at::kHalf, at::kFloat, at::kDouble});
+  static const CpuVerdicts verdicts;  // 2.x's CPU takes bfloat16 too
+  verdicts.check(grad_.scalar_type(), [&] {
+    const Tensor i = at::zeros({1}, at::kLong);
+    at::_embedding_bag_dense_backward(at::ones({1, 1}, grad_.options().device(at::kCPU)), i, i,
+                                      i, i, 1, false, 0, {}, -1);
+  });
   const int64_t d = grad_.size(1), n = indices.numel();
   Tensor grad = grad_.contiguous();
   Tensor out = empty_loom({num_weights, d}, grad.scalar_type());

@@ -127,12 +127,15 @@ std::tuple<Tensor, Tensor> max_pool(const Tensor& self, IntArrayRef kernel, IntA
   check_operands("max_pool2d_with_indices", {self});
   auto meta = at::meta::max_pool2d_with_indices(to_meta(self), kernel, stride, padding, dilation,
                                                 ceil_mode);
-  TORCH_CHECK(self.is_floating_point(), "\"max_pool2d\" not implemented for '", self.scalar_type(), "'");
+  static const CpuVerdicts verdicts;  // 2.x's CPU takes integers too
+  verdicts.check(self.scalar_type(), [&] {
+    at::max_pool2d_with_indices(at::ones({1, 1, 1}, self.options().device(at::kCPU)), {1});
+  });
   Tensor out = result_like(std::get<0>(meta)), idx = result_like(std::get<1>(meta));
   if (out.numel() == 0) return {out, idx};
   Tensor in4 = as_4d(self);
   Window g = window(in4, kernel, stride, padding, dilation, std::get<0>(meta));
-  Tensor win = windows(in4, g, -std::numeric_limits<double>::infinity());
+  Tensor win = windows(in4, g, lowest_value(self.scalar_type()));
   EngineLock lock(engine_mutex());
   NodeRef v = read_tensor(win);
   Shape s4 = {in4.size(0), in4.size(1), g.oh, g.ow};

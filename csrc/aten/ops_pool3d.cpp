@@ -112,8 +112,10 @@ void max_forward(const Tensor& self, const std::vector<Dim>& dims, const Tensor&
   EngineLock lock(engine_mutex());
   Windows w = windows(x, dims);
   DType t = to_loom(self.scalar_type());
+  const double lowest = lowest_value(self.scalar_type());
   NodeRef v = where(w.valid, gather_at(x, w.coord),
-                    f_const(-std::numeric_limits<double>::infinity(), t, w.shape));
+                    is_floating(t) ? f_const(lowest, t, w.shape)
+                                   : constant(Scalar::of_int(int64_t(lowest)), t, w.shape));
   NodeRef mw = reduce(ReduceKind::Max, v, window_axes(k), t);
   NodeRef m = drop_windows(mw, k);
   // Each window element's flat index in its plane (clamped coordinates: the padding's are
@@ -179,7 +181,10 @@ std::tuple<Tensor, Tensor> max_pool3d(const Tensor& self, IntArrayRef kernel, In
   check_operands("max_pool3d_with_indices", {self});
   auto dims = pool3d_dims("max_pool3d_with_indices_out_cpu_template()", self, kernel, stride,
                           padding, dilation, ceil_mode);
-  check_dtype("max_pool3d_with_indices_cpu", self.scalar_type(), {at::kFloat, at::kDouble});
+  static const CpuVerdicts verdicts;  // 2.x's CPU takes reduced floats and integers too
+  verdicts.check(self.scalar_type(), [&] {
+    at::max_pool3d_with_indices(at::ones({1, 1, 1, 1}, self.options().device(at::kCPU)), {1});
+  });
   Shape os = out_sizes(self, dims);
   Tensor out = empty_loom(os, self.scalar_type()), idx = empty_loom(os, at::kLong);
   if (out.numel() > 0) max_forward(self, dims, out, idx);
@@ -216,10 +221,12 @@ std::tuple<Tensor, Tensor> adaptive_max(const Tensor& self, IntArrayRef output_s
   auto meta = K == 2 ? at::meta::adaptive_max_pool2d(to_meta(self), output_size)
                      : at::meta::adaptive_max_pool3d(to_meta(self), output_size);
   Tensor out = result_like(std::get<0>(meta)), idx = result_like(std::get<1>(meta));
-  if (K == 2)
-    check_dtype(op, self.scalar_type(), {at::kFloat, at::kDouble, at::kBFloat16});
-  else
-    check_dtype("adaptive_max_pool3d_cpu", self.scalar_type(), {at::kFloat, at::kDouble});
+  static const CpuVerdicts verdicts;  // 2.x's CPU takes float16 (and 3-d bfloat16) too
+  verdicts.check(self.scalar_type(), [&] {
+    const Tensor p = at::ones(std::vector<int64_t>(size_t(K + 1), 1), self.options().device(at::kCPU));
+    if (K == 2) at::adaptive_max_pool2d(p, {1, 1});
+    else at::adaptive_max_pool3d(p, {1, 1, 1});
+  });
   if (out.numel() == 0) return {out, idx};
   // Windows that divide the input evenly are max_pool2d's (kernel = stride = in / out), with
   // the same values and flat indices: its strided windows read each element as a vector
@@ -374,7 +381,10 @@ void check_adaptive_avg3d(const Tensor& self, IntArrayRef output_size) {
 Tensor adaptive_avg3d(const Tensor& self, IntArrayRef os) {
   check_operands("_adaptive_avg_pool3d", {self});
   check_adaptive_avg3d(self, os);
-  check_dtype("adaptive_avg_pool3d_cpu", self.scalar_type(), {at::kFloat, at::kDouble, at::kHalf});
+  static const CpuVerdicts verdicts;  // 2.x's CPU takes bfloat16 too
+  verdicts.check(self.scalar_type(), [&] {
+    at::_adaptive_avg_pool3d(at::ones({1, 1, 1, 1}, self.options().device(at::kCPU)), {1, 1, 1});
+  });
   std::vector<Dim> dims = adaptive_dims(self, os);
   Tensor out = empty_loom(out_sizes(self, dims), self.scalar_type());
   if (out.numel() > 0) avg_forward(self, dims, out, true, c10::nullopt);

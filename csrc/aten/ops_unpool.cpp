@@ -77,6 +77,11 @@ Tensor& unpool2d_out(const Tensor& self, const Tensor& indices, IntArrayRef outp
               "Expected shape of indices to be same as that of the input tensor (", self.sizes(),
               ") but got indices tensor with shape: ", indices.sizes());
   check_nonempty_planes(self, "max_unpooling2d_forward_out_cpu()");
+  static const CpuVerdicts verdicts;  // the dtypes the running torch's CPU unpools
+  verdicts.check(self.scalar_type(), [&] {
+    at::max_unpool2d(at::ones({1, 1, 1}, self.options().device(at::kCPU)),
+                     at::zeros({1, 1, 1}, at::kLong), {1, 1});
+  });
   const int64_t oh = output_size[0], ow = output_size[1];
   const auto format = self.suggest_memory_format();
   if (self.dim() == 3)
@@ -124,6 +129,11 @@ Tensor& unpool3d_out(const Tensor& self, const Tensor& indices, IntArrayRef outp
   check_nonempty_planes(self, "max_unpooling3d_forward_out_cpu()");
   TORCH_CHECK(stride[0] > 0 && stride[1] > 0 && stride[2] > 0,
               "strides should be greater than zero, but got stride: ", stride);
+  static const CpuVerdicts verdicts;  // the dtypes the running torch's CPU unpools
+  verdicts.check(self.scalar_type(), [&] {
+    at::max_unpool3d(at::ones({1, 1, 1, 1}, self.options().device(at::kCPU)),
+                     at::zeros({1, 1, 1, 1}, at::kLong), {1, 1, 1}, {1, 1, 1}, {0, 0, 0});
+  });
   const int64_t ot = output_size[0], oh = output_size[1], ow = output_size[2];
   if (self.dim() == 5)
     at::native::resize_output(out, {self.size(0), self.size(1), ot, oh, ow});

@@ -644,6 +644,7 @@ std::string c_reduce_step(ReduceKind k, DType t, const std::string& acc, const s
     case ReduceKind::Any: return acc + " = " + acc + " | (" + v + " != 0);";
     case ReduceKind::All: return acc + " = " + acc + " & (" + v + " != 0);";
     case ReduceKind::LogSumExp:
+      if (is_complex(t)) return acc + " = " + chelper("clae", t) + "(" + v + ", " + acc + ");";
       return acc + " = " + (t == DType::Float64 ? "loom_lae(" : "loom_laef(") + v + ", " + acc + ");";
     default: throw std::logic_error("loom: arg reductions are rendered by the kernel");
   }
