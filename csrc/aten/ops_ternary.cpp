@@ -144,24 +144,48 @@ NodeRef lerp_value(const Tensor& a, const Tensor& b, const Tensor& w, const Shap
   NodeRef small = binary(Op::Lt, size, cast(half, size->dtype));
   return where(small, lo, hi);
 }
+// The CPU's verdict on lerp's dtype, after its meta checks (its kernels take floating and
+// complex dtypes: integers raise, which Loom had computed). float16 and bfloat16, which
+// CUDA's kernels take, Loom computes where the CPU has no kernel, as the elementwise core does.
+void check_lerp_dtype(c10::ScalarType st, bool scalar_weight) {
+  if (st == at::kHalf || st == at::kBFloat16) return;
+  static const CpuVerdicts scalar_weights, tensor_weights;
+  (scalar_weight ? scalar_weights : tensor_weights).check(st, [&] {
+    const Tensor p = probe_operand(st);
+    if (scalar_weight) at::lerp(p, p, 0.5);
+    else at::lerp(p, p, p);
+  });
+}
 Tensor lerp_t_fn(const Tensor& a, const Tensor& b, const Tensor& w) {
-  return functional([&] { return at::meta::lerp(to_meta(a), to_meta(b), to_meta(w)); },
-                    [&](const Shape& s, DType r) { return lerp_value(a, b, w, s, r); });
+  return functional(
+      [&] {
+        Tensor m = at::meta::lerp(to_meta(a), to_meta(b), to_meta(w));
+        check_lerp_dtype(m.scalar_type(), false);
+        return m;
+      },
+      [&](const Shape& s, DType r) { return lerp_value(a, b, w, s, r); });
 }
 Tensor lerp_s_fn(const Tensor& a, const Tensor& b, const c10::Scalar& w) {
-  return functional([&] { return at::meta::lerp(to_meta(a), to_meta(b), w); },
-                    [&](const Shape& s, DType r) { return lerp_value(a, b, wrap(w), s, r); });
+  return functional(
+      [&] {
+        Tensor m = at::meta::lerp(to_meta(a), to_meta(b), w);
+        check_lerp_dtype(m.scalar_type(), true);
+        return m;
+      },
+      [&](const Shape& s, DType r) { return lerp_value(a, b, wrap(w), s, r); });
 }
 Tensor& lerp_t_ip(Tensor& a, const Tensor& b, const Tensor& w) {
   Tensor ma = to_meta(a);
   Tensor r = at::meta::lerp(ma, to_meta(b), to_meta(w));
   at::meta::lerp_(ma, to_meta(b), to_meta(w));
+  check_lerp_dtype(a.scalar_type(), false);
   return into(a, [&] { return r; }, [&](const Shape& s, DType t) { return lerp_value(a, b, w, s, t); });
 }
 Tensor& lerp_s_ip(Tensor& a, const Tensor& b, const c10::Scalar& w) {
   Tensor ma = to_meta(a);
   Tensor r = at::meta::lerp(ma, to_meta(b), w);
   at::meta::lerp_(ma, to_meta(b), w);
+  check_lerp_dtype(a.scalar_type(), true);
   return into(a, [&] { return r; },
               [&](const Shape& s, DType t) { return lerp_value(a, b, wrap(w), s, t); });
 }
@@ -169,6 +193,7 @@ Tensor& lerp_s_ip(Tensor& a, const Tensor& b, const c10::Scalar& w) {
 Tensor& lerp_t_out(const Tensor& a, const Tensor& b, const Tensor& w, Tensor& out) {
   Tensor mo = to_meta(out);
   at::meta::lerp_outf(to_meta(a), to_meta(b), to_meta(w), mo);
+  check_lerp_dtype(mo.scalar_type(), false);
   match_out(out, mo);
   return into(
       out, [&] { return at::meta::lerp(to_meta(a), to_meta(b), to_meta(w)); },
@@ -177,6 +202,7 @@ Tensor& lerp_t_out(const Tensor& a, const Tensor& b, const Tensor& w, Tensor& ou
 Tensor& lerp_s_out(const Tensor& a, const Tensor& b, const c10::Scalar& w, Tensor& out) {
   Tensor mo = to_meta(out);
   at::meta::lerp_outf(to_meta(a), to_meta(b), w, mo);
+  check_lerp_dtype(mo.scalar_type(), true);
   match_out(out, mo);
   return into(
       out, [&] { return at::meta::lerp(to_meta(a), to_meta(b), w); },

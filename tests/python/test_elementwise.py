@@ -441,6 +441,16 @@ def test_lerp(dtype):
     compare(al, ac)
 
 
+@pytest.mark.parametrize("dtype", [torch.int64, torch.uint8, torch.bool], ids=str)
+def test_lerp_of_integers_raises_as_cpu(dtype):
+    a, b = torch.arange(6).to(dtype), (torch.arange(6) * 2).to(dtype)
+    w = torch.full((6,), 1).to(dtype)
+    for fn in (lambda x, y: torch.lerp(x, y, 0.5), lambda x, y: torch.lerp(x, y, w.to(x.device)),
+               lambda x, y: x.clone().lerp_(y, 0.5),
+               lambda x, y: torch.lerp(x, y, 0.5, out=torch.empty_like(x))):
+        raises_like_cpu(lambda: fn(a, b), lambda: fn(a.to(D), b.to(D)))
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.int64])
 @pytest.mark.parametrize("op", ["addcmul", "addcdiv"])
 def test_addc(op, dtype):
