@@ -159,7 +159,12 @@ Tensor& huber_loss_out(const Tensor& self, const Tensor& target, int64_t reducti
   check_operands("huber_loss", {self, target, out});
   TORCH_CHECK(delta > 0, "huber_loss does not support non-positive values for delta.")
   Tensor meta = huber_meta(self, target, reduction, delta);
-  check_floating("huber_loss", meta.scalar_type());
+  // The dtypes the running torch's CPU takes (no complex); float16 and bfloat16, which
+  // CUDA's kernel takes, Loom computes where the CPU has none.
+  const c10::ScalarType st = meta.scalar_type();
+  static const CpuVerdicts verdicts;
+  if (st != at::kHalf && st != at::kBFloat16)
+    verdicts.check(st, [&] { at::huber_loss(probe_operand(st), probe_operand(st)); });
   check_out_dtype(out, meta);
   at::native::resize_output(out, meta.sizes());
   return loss_into(out, self, target, reduction, [&](const NodeRef& x, const NodeRef& y) {
@@ -168,6 +173,10 @@ Tensor& huber_loss_out(const Tensor& self, const Tensor& target, int64_t reducti
   });
 }
 Tensor huber_loss_fn(const Tensor& self, const Tensor& target, int64_t reduction, double delta) {
+  // The CPU computes into empty_like(self): a promoted dtype self's cannot hold raises.
+  const c10::ScalarType common = at::result_type(self, target);
+  TORCH_CHECK(at::canCast(common, self.scalar_type()), "result type ", common,
+              " can't be cast to the desired output type ", self.scalar_type());
   Tensor out = result_like(huber_meta(self, target, reduction, delta));
   return huber_loss_out(self, target, reduction, delta, out);
 }
@@ -301,21 +310,30 @@ NodeRef xlogy(const NodeRef& x, const NodeRef& y) {
   return select(isnan(y), lit(NAN, r), r);
 }
 
+// The CPU's verdict on xlogy's computation dtype (no complex code).
+void check_xlogy_dtype(c10::ScalarType st) {
+  static const CpuVerdicts verdicts;
+  verdicts.check(st, [&] { at::xlogy(probe_operand(st), probe_operand(st)); });
+}
+
 Tensor xlogy_fn(const Tensor& self, const Tensor& other) {
   check_operands("xlogy", {self, other});
   Tensor meta = at::meta::xlogy(to_meta(self), to_meta(other));
+  check_xlogy_dtype(meta.scalar_type());
   return pointwise_result(meta, {self, other}, [](const V& v) { return xlogy(v[0], v[1]); });
 }
 Tensor& xlogy_ip(Tensor& self, const Tensor& other) {
   check_operands("xlogy_", {self, other});
   Tensor m = to_meta(self);
   at::meta::xlogy_(m, to_meta(other));
+  check_xlogy_dtype(m.scalar_type());
   return pointwise_into(self, {self, other}, [](const V& v) { return xlogy(v[0], v[1]); });
 }
 Tensor& xlogy_out(const Tensor& self, const Tensor& other, Tensor& out) {
   check_operands("xlogy", {self, other, out});
   Tensor mo = to_meta(out);
   at::meta::xlogy_outf(to_meta(self), to_meta(other), mo);
+  check_xlogy_dtype(mo.scalar_type());
   match_out(out, mo);
   return pointwise_into(out, {self, other}, [](const V& v) { return xlogy(v[0], v[1]); });
 }

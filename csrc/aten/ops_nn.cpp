@@ -59,9 +59,16 @@ NodeRef threshold_value(const Tensor& self, const c10::Scalar& th, const c10::Sc
   return where(binary(Op::Gt, x, scalar_node(th, s, t)), x, scalar_node(value, s, t));
 }
 
+// The CPU's verdict on threshold's dtype (its kernel has no bool code).
+void check_threshold_dtype(c10::ScalarType st) {
+  static const CpuVerdicts verdicts;
+  verdicts.check(st, [&] { at::threshold(probe_operand(st), 0, 0); });
+}
+
 Tensor threshold_fn(const Tensor& self, const c10::Scalar& th, const c10::Scalar& value) {
   check_operands("threshold", {self});
   Tensor meta = at::meta::threshold(to_meta(self), th, value);
+  check_threshold_dtype(meta.scalar_type());
   EngineLock g(engine_mutex());
   Tensor out = result_like(meta);
   assign(out, threshold_value(self, th, value, meta));
@@ -73,6 +80,7 @@ Tensor& threshold_ip(Tensor& self, const c10::Scalar& th, const c10::Scalar& val
   Tensor meta = at::meta::threshold(to_meta(self), th, value);
   Tensor m = to_meta(self);
   at::meta::threshold_(m, th, value);
+  check_threshold_dtype(meta.scalar_type());
   EngineLock g(engine_mutex());
   assign(self, threshold_value(self, th, value, meta));
   return self;
@@ -82,6 +90,7 @@ Tensor& threshold_out(const Tensor& self, const c10::Scalar& th, const c10::Scal
                       Tensor& out) {
   check_operands("threshold", {self, out});
   Tensor meta = at::meta::threshold(to_meta(self), th, value);
+  check_threshold_dtype(meta.scalar_type());
   EngineLock g(engine_mutex());
   return store_result(out, meta, threshold_value(self, th, value, meta));
 }

@@ -253,6 +253,10 @@ Tensor avg_pool(const Tensor& self, IntArrayRef kernel, IntArrayRef stride, IntA
   check_operands("avg_pool2d", {self});
   Tensor meta = at::meta::avg_pool2d(to_meta(self), kernel, stride, padding, ceil_mode,
                                      count_include_pad, divisor_override);
+  static const CpuVerdicts verdicts;  // the dtypes the running torch's CPU averages
+  verdicts.check(self.scalar_type(), [&] {
+    at::avg_pool2d(at::ones({1, 1, 1}, self.options().device(at::kCPU)), {1});
+  });
   Tensor out = result_like(meta);
   if (out.numel() == 0) return out;
   Tensor in4 = as_4d(self);
@@ -308,6 +312,12 @@ Tensor adaptive_avg_pool(const Tensor& self, c10::SymIntArrayRef output_size) {
   check_operands("adaptive_avg_pool2d", {self});
   TORCH_CHECK(output_size.size() == 2, "adaptive_avg_pool2d: output_size must be 2");
   TORCH_CHECK(self.dim() == 3 || self.dim() == 4, "adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got ", self.sizes());
+  // The dtypes the running torch's CPU averages (integers would average with matrices of
+  // zeros here).
+  static const CpuVerdicts verdicts;
+  verdicts.check(self.scalar_type(), [&] {
+    at::_adaptive_avg_pool2d(at::ones({1, 1, 1}, self.options().device(at::kCPU)), {1, 1});
+  });
   int64_t oh = output_size[0].expect_int(), ow = output_size[1].expect_int();
   Tensor ah = averaging_matrix(oh, self.size(-2), self.options());
   Tensor aw = averaging_matrix(ow, self.size(-1), self.options());

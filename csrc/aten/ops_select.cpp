@@ -110,6 +110,10 @@ Tensor& searchsorted_into(const Tensor& seq, const Tensor& self, bool out_int32,
   check_operands("searchsorted", {seq, self, out});
   const Tensor sorter = sorter_opt.has_value() ? *sorter_opt : Tensor();
   at::native::searchsorted_pre_check(seq, self, out, out_int32, right, side, sorter);
+  static const CpuVerdicts verdicts;  // the dtypes the running torch's CPU searches (no bool)
+  verdicts.check(seq.scalar_type(), self.scalar_type(), [&] {
+    at::searchsorted(probe_operand(seq.scalar_type()), probe_operand(self.scalar_type()));
+  });
   at::native::resize_output(out, self.sizes());
   if (self.numel() == 0) return out;
   const bool is_right = side ? *side == "right" : right;
