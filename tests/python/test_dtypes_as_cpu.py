@@ -65,7 +65,7 @@ def test_dtype_outcome_as_cpu(name, dtype):
     # average pooling), an ulp or two apart.
     tol = dict(rtol=2e-2, atol=2e-2) if dtype in (torch.float16, torch.bfloat16) else {}
     on_cpu = lambda: OPS[name](x)  # noqa: E731
-    if name in ("lerp", "huber_loss") and dtype in (torch.float16, torch.bfloat16):
+    if name in ("lerp", "huber_loss", "trace") and dtype in (torch.float16, torch.bfloat16):
         # Computed as CUDA does where the CPU has no kernel (1.13's float16): float32's, rounded.
         on_cpu = lambda: OPS[name](x.float()).to(dtype)  # noqa: E731
     outcome_like_cpu(on_cpu, lambda: OPS[name](x.to(D)), equal_nan=True, **tol)
