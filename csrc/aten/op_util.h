@@ -248,6 +248,13 @@ class CpuVerdicts {
   void check(c10::ScalarType a, Probe&& probe) const {
     check(a, c10::ScalarType::Undefined, std::forward<Probe>(probe));
   }
+  // check(a, probe) but for float16 and bfloat16, which CUDA's kernels take: Loom computes
+  // those where the CPU has no kernel, as the elementwise core does.
+  template <class Probe>
+  void check_beside_reduced_floats(c10::ScalarType a, Probe&& probe) const {
+    if (a != c10::ScalarType::Half && a != c10::ScalarType::BFloat16)
+      check(a, std::forward<Probe>(probe));
+  }
 
  private:
   static constexpr size_t kTypes = static_cast<size_t>(c10::ScalarType::NumOptions) + 1;
@@ -258,6 +265,10 @@ class CpuVerdicts {
 // integer division raise).
 inline at::Tensor probe_operand(c10::ScalarType t) {
   return at::ones({1}, at::TensorOptions().dtype(t));
+}
+// Ones of dtype t and these (small) sizes on the CPU: a probe for an op that wants a rank.
+inline at::Tensor probe_operand(c10::ScalarType t, at::IntArrayRef sizes) {
+  return at::ones(sizes, at::TensorOptions().dtype(t));
 }
 
 // A probe operand standing for t: its dtype, 0-dim if t is, a wrapped number if t is one.

@@ -56,7 +56,7 @@ bool cpu_sums_fast(c10::ScalarType t) {
   std::atomic<int>& k = known[size_t(t)];
   if (k.load() == 0) {
     const Tensor i = at::zeros({1}, at::kLong);
-    auto r = at::_embedding_bag(at::ones({1, 1}, at::TensorOptions().dtype(t)), i, i);
+    auto r = at::_embedding_bag(probe_operand(t, {1, 1}), i, i);
     k.store(std::get<1>(r).numel() == 0 ? 1 : 2);
   }
   return k.load() == 1;
@@ -73,7 +73,7 @@ void check_arguments(const Tensor& weight, const Tensor& indices, const Tensor& 
   static const CpuVerdicts verdicts;
   verdicts.check(weight.scalar_type(), [&] {
     const Tensor i = at::zeros({1}, at::kLong);
-    at::_embedding_bag(at::ones({1, 1}, weight.options().device(at::kCPU)), i, i);
+    at::_embedding_bag(probe_operand(weight.scalar_type(), {1, 1}), i, i);
   });
   if (offsets.numel() > 0) {
     Tensor ends = offsets.narrow(0, 0, 1).cpu(), last = offsets.narrow(0, offsets.size(0) - 1, 1).cpu();
@@ -288,7 +288,7 @@ Tensor embedding_bag_dense_backward(const Tensor& grad_, const Tensor& indices,
   static const CpuVerdicts verdicts;  // 2.x's CPU takes bfloat16 too
   verdicts.check(grad_.scalar_type(), [&] {
     const Tensor i = at::zeros({1}, at::kLong);
-    at::_embedding_bag_dense_backward(at::ones({1, 1}, grad_.options().device(at::kCPU)), i, i,
+    at::_embedding_bag_dense_backward(probe_operand(grad_.scalar_type(), {1, 1}), i, i,
                                       i, i, 1, false, 0, {}, -1);
   });
   const int64_t d = grad_.size(1), n = indices.numel();

@@ -26,7 +26,7 @@ Tensor& glu_into(const Tensor& self, int64_t dim, Tensor& out) {
   Tensor ms = to_meta(self), mo = to_meta_out(out, self, ms);
   at::meta::glu_outf(ms, dim, mo);
   static const CpuVerdicts verdicts;  // 2.x's CPU takes float16 too
-  verdicts.check(mo.scalar_type(), [&] { at::glu(at::ones({2}, mo.options().device(at::kCPU)), 0); });
+  verdicts.check(mo.scalar_type(), [&] { at::glu(probe_operand(mo.scalar_type(), {2}), 0); });
   match_out(out, mo);
   dim = c10::maybe_wrap_dim(dim, self.dim());
   const int64_t h = self.size(dim) / 2;
@@ -48,7 +48,7 @@ Tensor& glu_backward_into(const Tensor& grad, const Tensor& self, int64_t dim, T
   TORCH_CHECK(n % 2 == 0, "Halving dimension must be even, but dimension ", dim, " is size ", n);
   static const CpuVerdicts verdicts;
   verdicts.check(self.scalar_type(), [&] {
-    const Tensor p = at::ones({2}, self.options().device(at::kCPU));
+    const Tensor p = probe_operand(self.scalar_type(), {2});
     at::glu_backward(at::ones({1}, p.options()), p, 0);
   });
   at::native::resize_output(gi, self.sizes());

@@ -69,7 +69,7 @@ std::tuple<Tensor, Tensor, Tensor> group_norm(const Tensor& input, const OptTens
   check_args(input, n, c, hxw, group);
   static const CpuVerdicts verdicts;  // 2.x's CPU takes float16 too
   verdicts.check(input.scalar_type(), [&] {
-    at::native_group_norm(at::ones({1, 1, 1}, input.options().device(at::kCPU)), {}, {}, 1, 1, 1, 1, 1e-5);
+    at::native_group_norm(probe_operand(input.scalar_type(), {1, 1, 1}), {}, {}, 1, 1, 1, 1, 1e-5);
   });
   for (const OptTensor& p : {weight, bias})
     TORCH_CHECK(!has(p) || (p->dim() == 1 && p->numel() == c),

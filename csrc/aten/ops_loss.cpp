@@ -159,12 +159,10 @@ Tensor& huber_loss_out(const Tensor& self, const Tensor& target, int64_t reducti
   check_operands("huber_loss", {self, target, out});
   TORCH_CHECK(delta > 0, "huber_loss does not support non-positive values for delta.")
   Tensor meta = huber_meta(self, target, reduction, delta);
-  // The dtypes the running torch's CPU takes (no complex); float16 and bfloat16, which
-  // CUDA's kernel takes, Loom computes where the CPU has none.
   const c10::ScalarType st = meta.scalar_type();
-  static const CpuVerdicts verdicts;
-  if (st != at::kHalf && st != at::kBFloat16)
-    verdicts.check(st, [&] { at::huber_loss(probe_operand(st), probe_operand(st)); });
+  static const CpuVerdicts verdicts;  // the dtypes the running torch's CPU takes (no complex)
+  verdicts.check_beside_reduced_floats(
+      st, [&] { at::huber_loss(probe_operand(st), probe_operand(st)); });
   check_out_dtype(out, meta);
   at::native::resize_output(out, meta.sizes());
   return loss_into(out, self, target, reduction, [&](const NodeRef& x, const NodeRef& y) {

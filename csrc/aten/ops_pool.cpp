@@ -129,7 +129,7 @@ std::tuple<Tensor, Tensor> max_pool(const Tensor& self, IntArrayRef kernel, IntA
                                                 ceil_mode);
   static const CpuVerdicts verdicts;  // 2.x's CPU takes integers too
   verdicts.check(self.scalar_type(), [&] {
-    at::max_pool2d_with_indices(at::ones({1, 1, 1}, self.options().device(at::kCPU)), {1});
+    at::max_pool2d_with_indices(probe_operand(self.scalar_type(), {1, 1, 1}), {1});
   });
   Tensor out = result_like(std::get<0>(meta)), idx = result_like(std::get<1>(meta));
   if (out.numel() == 0) return {out, idx};
@@ -255,7 +255,7 @@ Tensor avg_pool(const Tensor& self, IntArrayRef kernel, IntArrayRef stride, IntA
                                      count_include_pad, divisor_override);
   static const CpuVerdicts verdicts;  // the dtypes the running torch's CPU averages
   verdicts.check(self.scalar_type(), [&] {
-    at::avg_pool2d(at::ones({1, 1, 1}, self.options().device(at::kCPU)), {1});
+    at::avg_pool2d(probe_operand(self.scalar_type(), {1, 1, 1}), {1});
   });
   Tensor out = result_like(meta);
   if (out.numel() == 0) return out;
@@ -316,7 +316,7 @@ Tensor adaptive_avg_pool(const Tensor& self, c10::SymIntArrayRef output_size) {
   // zeros here).
   static const CpuVerdicts verdicts;
   verdicts.check(self.scalar_type(), [&] {
-    at::_adaptive_avg_pool2d(at::ones({1, 1, 1}, self.options().device(at::kCPU)), {1, 1});
+    at::_adaptive_avg_pool2d(probe_operand(self.scalar_type(), {1, 1, 1}), {1, 1});
   });
   int64_t oh = output_size[0].expect_int(), ow = output_size[1].expect_int();
   Tensor ah = averaging_matrix(oh, self.size(-2), self.options());

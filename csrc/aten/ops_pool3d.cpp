@@ -183,7 +183,7 @@ std::tuple<Tensor, Tensor> max_pool3d(const Tensor& self, IntArrayRef kernel, In
                           padding, dilation, ceil_mode);
   static const CpuVerdicts verdicts;  // 2.x's CPU takes reduced floats and integers too
   verdicts.check(self.scalar_type(), [&] {
-    at::max_pool3d_with_indices(at::ones({1, 1, 1, 1}, self.options().device(at::kCPU)), {1});
+    at::max_pool3d_with_indices(probe_operand(self.scalar_type(), {1, 1, 1, 1}), {1});
   });
   Shape os = out_sizes(self, dims);
   Tensor out = empty_loom(os, self.scalar_type()), idx = empty_loom(os, at::kLong);
@@ -223,7 +223,7 @@ std::tuple<Tensor, Tensor> adaptive_max(const Tensor& self, IntArrayRef output_s
   Tensor out = result_like(std::get<0>(meta)), idx = result_like(std::get<1>(meta));
   static const CpuVerdicts verdicts;  // 2.x's CPU takes float16 (and 3-d bfloat16) too
   verdicts.check(self.scalar_type(), [&] {
-    const Tensor p = at::ones(std::vector<int64_t>(size_t(K + 1), 1), self.options().device(at::kCPU));
+    const Tensor p = probe_operand(self.scalar_type(), std::vector<int64_t>(size_t(K + 1), 1));
     if (K == 2) at::adaptive_max_pool2d(p, {1, 1});
     else at::adaptive_max_pool3d(p, {1, 1, 1});
   });
@@ -383,7 +383,7 @@ Tensor adaptive_avg3d(const Tensor& self, IntArrayRef os) {
   check_adaptive_avg3d(self, os);
   static const CpuVerdicts verdicts;  // 2.x's CPU takes bfloat16 too
   verdicts.check(self.scalar_type(), [&] {
-    at::_adaptive_avg_pool3d(at::ones({1, 1, 1, 1}, self.options().device(at::kCPU)), {1, 1, 1});
+    at::_adaptive_avg_pool3d(probe_operand(self.scalar_type(), {1, 1, 1, 1}), {1, 1, 1});
   });
   std::vector<Dim> dims = adaptive_dims(self, os);
   Tensor out = empty_loom(out_sizes(self, dims), self.scalar_type());

@@ -276,12 +276,9 @@ Tensor diag_embed_fn(const Tensor& self, int64_t offset, int64_t dim1, int64_t d
 
 Tensor trace_fn(const Tensor& self) {
   TORCH_CHECK(self.dim() == 2, "trace: expected a matrix, but got tensor with dim ", self.dim());
-  // The dtypes the running torch's CPU traces (no bool); float16 and bfloat16, which CUDA's
-  // trace takes (accumulating in float), Loom computes where the CPU has no kernel.
   const c10::ScalarType st = self.scalar_type();
-  static const CpuVerdicts verdicts;
-  if (st != at::kHalf && st != at::kBFloat16)
-    verdicts.check(st, [&] { at::trace(at::ones({1, 1}, self.options().device(at::kCPU))); });
+  static const CpuVerdicts verdicts;  // the dtypes the running torch's CPU traces (no bool)
+  verdicts.check_beside_reduced_floats(st, [&] { at::trace(probe_operand(st, {1, 1})); });
   DType in = dtype_of(self);
   DType out_t = is_integral(in) ? DType::Int64 : in;
   DType acc = out_t == DType::Float32     ? DType::Float64

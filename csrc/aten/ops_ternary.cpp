@@ -145,12 +145,10 @@ NodeRef lerp_value(const Tensor& a, const Tensor& b, const Tensor& w, const Shap
   return where(small, lo, hi);
 }
 // The CPU's verdict on lerp's dtype, after its meta checks (its kernels take floating and
-// complex dtypes: integers raise, which Loom had computed). float16 and bfloat16, which
-// CUDA's kernels take, Loom computes where the CPU has no kernel, as the elementwise core does.
+// complex dtypes: integers raise, which Loom had computed).
 void check_lerp_dtype(c10::ScalarType st, bool scalar_weight) {
-  if (st == at::kHalf || st == at::kBFloat16) return;
   static const CpuVerdicts scalar_weights, tensor_weights;
-  (scalar_weight ? scalar_weights : tensor_weights).check(st, [&] {
+  (scalar_weight ? scalar_weights : tensor_weights).check_beside_reduced_floats(st, [&] {
     const Tensor p = probe_operand(st);
     if (scalar_weight) at::lerp(p, p, 0.5);
     else at::lerp(p, p, p);

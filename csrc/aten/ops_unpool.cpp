@@ -79,7 +79,7 @@ Tensor& unpool2d_out(const Tensor& self, const Tensor& indices, IntArrayRef outp
   check_nonempty_planes(self, "max_unpooling2d_forward_out_cpu()");
   static const CpuVerdicts verdicts;  // the dtypes the running torch's CPU unpools
   verdicts.check(self.scalar_type(), [&] {
-    at::max_unpool2d(at::ones({1, 1, 1}, self.options().device(at::kCPU)),
+    at::max_unpool2d(probe_operand(self.scalar_type(), {1, 1, 1}),
                      at::zeros({1, 1, 1}, at::kLong), {1, 1});
   });
   const int64_t oh = output_size[0], ow = output_size[1];
@@ -131,7 +131,7 @@ Tensor& unpool3d_out(const Tensor& self, const Tensor& indices, IntArrayRef outp
               "strides should be greater than zero, but got stride: ", stride);
   static const CpuVerdicts verdicts;  // the dtypes the running torch's CPU unpools
   verdicts.check(self.scalar_type(), [&] {
-    at::max_unpool3d(at::ones({1, 1, 1, 1}, self.options().device(at::kCPU)),
+    at::max_unpool3d(probe_operand(self.scalar_type(), {1, 1, 1, 1}),
                      at::zeros({1, 1, 1, 1}, at::kLong), {1, 1, 1}, {1, 1, 1}, {0, 0, 0});
   });
   const int64_t ot = output_size[0], oh = output_size[1], ow = output_size[2];
